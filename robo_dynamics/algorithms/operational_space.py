@@ -1,0 +1,60 @@
+"""Cartesian (operational-space) dynamics at the tip: F = Λ(q) ẍ + η(q, q̇), reference 004
+§9.6 (Λ = J⁻ᵀ M J⁻¹, η = J⁻ᵀ b − Λ J̇ q̇) and reference 000 § 직교좌표 공간에서의 머니퓰레이터 동역학
+(M_x, V_x, G_x).
+
+J⁻¹ exists only for n = 6 away from singularities, so this module uses the form that holds
+for any n: Λ = (J M⁻¹ Jᵀ)⁻¹ and the dynamically consistent inverse J̄ᵀ = Λ J M⁻¹, giving
+η = J̄ᵀ b − Λ J̇ q̇ and the Cartesian gravity wrench p = J̄ᵀ g. For n = 6 these equal the
+reference formulas.
+
+Inverting Λ⁻¹ = J M⁻¹ Jᵀ (6 × 6, symmetric positive semi-definite):
+  eigen-decompose Λ⁻¹ = U diag(σ) Uᵀ, σ_1 ≥ … ≥ σ_6. The arm can move in r = min(n, 6)
+  directions; the other 6 − r eigenvalues are structurally zero and get zero inertia
+  (pseudo-inverse). Among the r others, σ ≥ σ_1/κ_max is inverted exactly (1/σ); a smaller
+  σ, the sign of a nearby singularity, gets σ/σ_thr² with σ_thr = σ_1/κ_max, a ramp that
+  meets 1/σ at σ_thr and goes to 0 at the singularity. So every eigenvalue of Λ is at most
+  κ_max/σ_1: Λ stays finite and bounded. The condition number reported is σ_1/σ_r.
+"""
+
+import collections
+
+import numpy as np
+
+OperationalSpace = collections.namedtuple("OperationalSpace", [
+    "Lambda",            # (6, 6) Cartesian inertia, rows/cols [linear; angular]
+    "condition_number",  # σ_1 / σ_r of J M⁻¹ Jᵀ (inf at an exact singularity)
+    "near_singular",     # condition_number > kappa_max: Λ is regularised
+    "eta",               # (6,) Cartesian bias wrench η = J̄ᵀ b − Λ J̇ q̇ (None if not asked)
+    "gravity_wrench",    # (6,) Cartesian gravity wrench p = J̄ᵀ g (None if not asked)
+])
+
+KAPPA_MAX = 1e6
+
+
+def operational_space(J, M, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_MAX):
+    """Λ and, when b, g and J̇ q̇ are given, η and p, from quantities of one state.
+
+    J: (6, n) tip Jacobian in any frame; M: (n, n) mass matrix; b = C q̇ + g and g: (n,);
+    Jdot_qd: (6,) in the frame of J. Wrench order [force; torque], in the frame of J.
+    """
+    n = M.shape[0]
+    M_inv_Jt = np.linalg.solve(M, J.T)                      # M⁻¹ Jᵀ, (n, 6)
+    Lambda_inv = J @ M_inv_Jt
+    Lambda_inv = 0.5 * (Lambda_inv + Lambda_inv.T)
+    sigma, U = np.linalg.eigh(Lambda_inv)                    # ascending
+    r = min(n, 6)
+    sigma_1 = sigma[-1]
+    sigma_r = sigma[6 - r]
+    threshold = sigma_1 / kappa_max
+    inverse = np.zeros(6)
+    active = sigma[6 - r:]
+    inverse[6 - r:] = np.where(active >= threshold, 1.0 / np.maximum(active, threshold),
+                               np.maximum(active, 0.0) / threshold ** 2)
+    Lambda = (U * inverse) @ U.T
+    condition = sigma_1 / sigma_r if sigma_r > 0.0 else np.inf
+    eta = p = None
+    if b is not None and g is not None and Jdot_qd is not None:
+        J_bar_T = Lambda @ M_inv_Jt.T                       # Λ J M⁻¹, (6, n)
+        eta = J_bar_T @ b - Lambda @ Jdot_qd
+        p = J_bar_T @ g
+    return OperationalSpace(Lambda, float(condition), bool(not condition <= kappa_max), eta, p)

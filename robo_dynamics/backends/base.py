@@ -1,0 +1,188 @@
+"""The solver interface: argument checks once at the entry point, then the backend.
+
+Arguments are NumPy arrays in `model.joint_names` order, SI units (rad, m, rad/s, m/s,
+N·m, N). Batched methods take states stacked on a leading axis, shape (N, n).
+"""
+
+import abc
+
+import numpy as np
+
+from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED, check_frame
+from ..algorithms.operational_space import KAPPA_MAX, operational_space
+from ..errors import ArgumentError
+
+
+class DynamicsSolver(abc.ABC):
+    """Rigid-body dynamics of one RobotModel's chain."""
+
+    name = "abstract"
+
+    def __init__(self, model):
+        self.model = model
+
+    @property
+    def joint_names(self):
+        return self.model.joint_names
+
+    # -- public API -----------------------------------------------------------------------
+    def inverse_dynamics(self, q, qd, qdd, f_tip=None, frame=LOCAL_WORLD_ALIGNED):
+        """τ = M q̈ + C q̇ + g + Jᵀ F_tip (n,) [N·m or N] (reference 004 eq. 9.4x, §9.3).
+
+        f_tip: optional (6,) wrench [force (N); torque (N·m)] that the tip exerts on the
+        environment, at the tip_link origin, axes of `frame` ("local_world_aligned": base
+        axes, "local": tip_link axes).
+        """
+        q, qd, qdd = self._state(q=q, qd=qd, qdd=qdd)
+        if f_tip is not None:
+            f_tip = self._wrench(f_tip, q, frame)
+        return self._rnea(q, qd, qdd, f_tip)
+
+    rnea = inverse_dynamics
+
+    def gravity(self, q):
+        """Generalised gravity g(q) (n,): the torques that hold the arm still."""
+        (q,) = self._state(q=q)
+        return self._gravity(q)
+
+    def bias(self, q, qd):
+        """b(q, q̇) = C(q, q̇) q̇ + g(q) (n,)."""
+        q, qd = self._state(q=q, qd=qd)
+        return self._bias(q, qd)
+
+    def mass_matrix(self, q):
+        """M(q) (n, n), symmetric positive definite."""
+        (q,) = self._state(q=q)
+        return self._mass_matrix(q)
+
+    def coriolis_matrix(self, q, qd):
+        """C(q, q̇) (n, n) with Ṁ − 2C skew-symmetric (Christoffel form)."""
+        q, qd = self._state(q=q, qd=qd)
+        return self._coriolis_matrix(q, qd)
+
+    def forward_dynamics(self, q, qd, tau):
+        """q̈ (n,) solving M q̈ = τ − b (no explicit inverse)."""
+        q, qd, tau = self._state(q=q, qd=qd, tau=tau)
+        return self._forward_dynamics(q, qd, tau)
+
+    def jacobian(self, q, frame=LOCAL_WORLD_ALIGNED):
+        """Tip Jacobian (6, n), rows [linear; angular], in `frame` (see algorithms.jacobian)."""
+        (q,) = self._state(q=q)
+        return self._jacobian(q, check_frame(frame))
+
+    def jacobian_dot_qd(self, q, qd, frame=LOCAL_WORLD_ALIGNED):
+        """J̇ q̇ (6,): classical tip acceleration [p̈; ω̇] at q̈ = 0 without gravity."""
+        q, qd = self._state(q=q, qd=qd)
+        return self._jacobian_dot_qd(q, qd, check_frame(frame))
+
+    def tip_pose(self, q):
+        """(R, p): rotation (3, 3) and origin (3,) [m] of tip_link in the base frame."""
+        (q,) = self._state(q=q)
+        return self._tip_pose(q)
+
+    def operational_space_inertia(self, q, frame=LOCAL_WORLD_ALIGNED, kappa_max=KAPPA_MAX):
+        """Λ = (J M⁻¹ Jᵀ)⁻¹ (6, 6) at the tip, bounded near singularities."""
+        return self.operational_space(q, frame=frame, kappa_max=kappa_max).Lambda
+
+    def operational_space(self, q, qd=None, frame=LOCAL_WORLD_ALIGNED, kappa_max=KAPPA_MAX):
+        """Cartesian dynamics at the tip: Λ, its condition number, the near-singular flag and,
+        when qd is given, η and the Cartesian gravity wrench (algorithms.operational_space)."""
+        check_frame(frame)
+        if qd is None:
+            (q,) = self._state(q=q)
+            return operational_space(self._jacobian(q, frame), self._mass_matrix(q),
+                                     kappa_max=kappa_max)
+        q, qd = self._state(q=q, qd=qd)
+        return operational_space(
+            self._jacobian(q, frame), self._mass_matrix(q), b=self._bias(q, qd),
+            g=self._gravity(q), Jdot_qd=self._jacobian_dot_qd(q, qd, frame),
+            kappa_max=kappa_max)
+
+    def inverse_dynamics_batch(self, q, qd, qdd):
+        """τ (N, n) for N states stacked in (N, n) arrays."""
+        q, qd, qdd = self._batch(q=q, qd=qd, qdd=qdd)
+        return self._rnea_batch(q, qd, qdd)
+
+    rnea_batch = inverse_dynamics_batch
+
+    def gravity_batch(self, q):
+        """g(q) (N, n) for N configurations (N, n)."""
+        (q,) = self._batch(q=q)
+        return self._gravity_batch(q)
+
+    # -- argument checks -------------------------------------------------------------------
+    def _state(self, **arrays):
+        n = self.model.dof
+        out = []
+        for name, value in arrays.items():
+            array = np.asarray(value, dtype=float)
+            if array.shape != (n,):
+                got = array.shape[0] if array.ndim == 1 else array.shape
+                raise ArgumentError(f"wrong argument size for {name}: expected {n}, got {got}")
+            if not np.all(np.isfinite(array)):
+                raise ArgumentError(f"{name} has non-finite values: {array.tolist()}")
+            out.append(array)
+        return out
+
+    def _batch(self, **arrays):
+        n = self.model.dof
+        out = []
+        shape = None
+        for name, value in arrays.items():
+            array = np.asarray(value, dtype=float)
+            if array.ndim != 2 or array.shape[1] != n:
+                raise ArgumentError(
+                    f"wrong argument shape for {name}: expected (N, {n}), got {array.shape}")
+            if shape is not None and array.shape != shape:
+                raise ArgumentError(f"{name} has shape {array.shape}, expected {shape}")
+            if not np.all(np.isfinite(array)):
+                raise ArgumentError(f"{name} has non-finite values")
+            shape = array.shape
+            out.append(array)
+        return out
+
+    def _wrench(self, f_tip, q, frame):
+        check_frame(frame)
+        f_tip = np.asarray(f_tip, dtype=float)
+        if f_tip.shape != (6,) or not np.all(np.isfinite(f_tip)):
+            raise ArgumentError(f"f_tip must be 6 finite numbers [force; torque], got {f_tip!r}")
+        if frame == LOCAL:
+            R, _ = self._tip_pose(q)
+            return np.concatenate((R @ f_tip[:3], R @ f_tip[3:]))
+        if frame != LOCAL_WORLD_ALIGNED:
+            raise ArgumentError("f_tip frame must be 'local_world_aligned' or 'local'")
+        return f_tip
+
+    # -- backend hooks (arguments already checked; f_tip in base axes at the tip) ------------
+    @abc.abstractmethod
+    def _rnea(self, q, qd, qdd, f_tip): ...
+
+    @abc.abstractmethod
+    def _gravity(self, q): ...
+
+    @abc.abstractmethod
+    def _bias(self, q, qd): ...
+
+    @abc.abstractmethod
+    def _mass_matrix(self, q): ...
+
+    @abc.abstractmethod
+    def _coriolis_matrix(self, q, qd): ...
+
+    @abc.abstractmethod
+    def _forward_dynamics(self, q, qd, tau): ...
+
+    @abc.abstractmethod
+    def _jacobian(self, q, frame): ...
+
+    @abc.abstractmethod
+    def _jacobian_dot_qd(self, q, qd, frame): ...
+
+    @abc.abstractmethod
+    def _tip_pose(self, q): ...
+
+    @abc.abstractmethod
+    def _rnea_batch(self, q, qd, qdd): ...
+
+    @abc.abstractmethod
+    def _gravity_batch(self, q): ...

@@ -1,0 +1,146 @@
+"""The Pinocchio backend: the same URDF parsed and solved by Pinocchio (`pin`).
+
+The only module that imports pinocchio. Joints are mapped by name; a continuous joint is
+two entries (cos θ, sin θ) of Pinocchio's q and one of its v. Joints outside the chain
+are locked at 0, as in the in-house model. Pinocchio's world is the URDF root; when
+base_link is another link, results are rotated into the base frame.
+"""
+
+import numpy as np
+import pinocchio as pin
+
+from ..algorithms.jacobian import LOCAL, WORLD
+from ..errors import URDFError
+from ..spatial.rotations import cross
+from .base import DynamicsSolver
+
+
+class PinocchioSolver(DynamicsSolver):
+    """Pinocchio's RNEA, CRBA, ABA and Jacobians behind the DynamicsSolver interface."""
+
+    name = "pinocchio"
+
+    def __init__(self, model):
+        super().__init__(model)
+        try:
+            full = pin.buildModelFromXML(model.urdf_xml)
+        except Exception as exc:  # pinocchio raises RuntimeError/ValueError with C++ text
+            raise URDFError(f"Pinocchio cannot build the URDF: {exc}") from None
+        keep = set(model.joint_names)
+        lock = [jid for jid in range(1, full.njoints) if full.names[jid] not in keep]
+        self.pin_model = (pin.buildReducedModel(full, lock, pin.neutral(full))
+                          if lock else full)
+        self.data = self.pin_model.createData()
+        pm = self.pin_model
+        self._idx_q, self._idx_v, self._continuous = [], [], []
+        for name in model.joint_names:
+            jid = pm.getJointId(name)
+            if jid >= pm.njoints:
+                raise URDFError(f"joint '{name}' not found in Pinocchio's model")
+            self._idx_q.append(pm.idx_qs[jid])
+            self._idx_v.append(pm.idx_vs[jid])
+            self._continuous.append(pm.nqs[jid] == 2)
+        self._idx_q = np.array(self._idx_q)
+        self._idx_v = np.array(self._idx_v)
+        self._continuous = np.array(self._continuous, dtype=bool)
+        self._last_joint = pm.getJointId(model.joint_names[-1])
+        self._tip_frame = pm.getFrameId(model.tip_link)
+        base_frame = pm.getFrameId(model.base_link)
+        if self._tip_frame >= len(pm.frames) or base_frame >= len(pm.frames):
+            raise URDFError("tip_link or base_link not found in Pinocchio's model")
+        # the base is fixed in Pinocchio's world: read its placement once
+        pin.framesForwardKinematics(pm, self.data, pin.neutral(pm))
+        oMb = self.data.oMf[base_frame]
+        self._R_wb = oMb.rotation.copy()
+        self._p_wb = oMb.translation.copy()
+        pm.gravity = pin.Motion(self._R_wb @ model.gravity, np.zeros(3))
+
+    # -- conversions ---------------------------------------------------------------------
+    def _q(self, q):
+        q_pin = pin.neutral(self.pin_model)
+        q_pin[self._idx_q] = np.where(self._continuous, np.cos(q), q)
+        q_pin[self._idx_q[self._continuous] + 1] = np.sin(q[self._continuous])
+        return q_pin
+
+    def _v(self, x):
+        v = np.zeros(self.pin_model.nv)
+        v[self._idx_v] = x
+        return v
+
+    def _from_v(self, x):
+        return x[..., self._idx_v]
+
+    def _to_base(self, X):
+        """Rotate [linear; angular] rows of X from Pinocchio's world axes into base axes."""
+        Rt = self._R_wb.T
+        return np.concatenate((Rt @ X[:3], Rt @ X[3:]), axis=0)
+
+    # -- hooks -----------------------------------------------------------------------------
+    def _rnea(self, q, qd, qdd, f_tip):
+        pm, data = self.pin_model, self.data
+        q_pin = self._q(q)
+        if f_tip is None:
+            return self._from_v(pin.rnea(pm, data, q_pin, self._v(qd), self._v(qdd)))
+        pin.framesForwardKinematics(pm, data, q_pin)
+        # the environment pushes on the tip with −f_tip; express it about Pinocchio's origin
+        force = -(self._R_wb @ f_tip[:3])
+        torque = -(self._R_wb @ f_tip[3:])
+        p_tip = data.oMf[self._tip_frame].translation
+        f_world = pin.Force(force, torque + cross(p_tip, force))
+        fext = [pin.Force.Zero() for _ in range(pm.njoints)]
+        fext[self._last_joint] = data.oMi[self._last_joint].actInv(f_world)
+        return self._from_v(pin.rnea(pm, data, q_pin, self._v(qd), self._v(qdd), fext))
+
+    def _gravity(self, q):
+        return self._from_v(pin.computeGeneralizedGravity(self.pin_model, self.data, self._q(q)))
+
+    def _bias(self, q, qd):
+        return self._from_v(
+            pin.nonLinearEffects(self.pin_model, self.data, self._q(q), self._v(qd)))
+
+    def _mass_matrix(self, q):
+        M = pin.crba(self.pin_model, self.data, self._q(q))
+        M = np.triu(M) + np.triu(M, 1).T
+        return M[np.ix_(self._idx_v, self._idx_v)]
+
+    def _coriolis_matrix(self, q, qd):
+        C = pin.computeCoriolisMatrix(self.pin_model, self.data, self._q(q), self._v(qd))
+        return C[np.ix_(self._idx_v, self._idx_v)]
+
+    def _forward_dynamics(self, q, qd, tau):
+        return self._from_v(
+            pin.aba(self.pin_model, self.data, self._q(q), self._v(qd), self._v(tau)))
+
+    def _jacobian(self, q, frame):
+        pm, data = self.pin_model, self.data
+        reference = pin.LOCAL if frame == LOCAL else pin.LOCAL_WORLD_ALIGNED
+        J = pin.computeFrameJacobian(pm, data, self._q(q), self._tip_frame, reference)
+        J = J[:, self._idx_v]
+        if frame == LOCAL:
+            return J
+        J = self._to_base(J)
+        if frame == WORLD:  # about the base origin: v_O = v_p − ω × p
+            _, p = self._tip_pose(q)
+            J[:3] -= cross(J[3:].T, p).T
+        return J
+
+    def _jacobian_dot_qd(self, q, qd, frame):
+        pm, data = self.pin_model, self.data
+        v = self._v(qd)
+        pin.forwardKinematics(pm, data, self._q(q), v, np.zeros_like(v))
+        pin.updateFramePlacements(pm, data)
+        reference = pin.LOCAL if frame == LOCAL else pin.LOCAL_WORLD_ALIGNED
+        a = pin.getFrameClassicalAcceleration(pm, data, self._tip_frame, reference).vector
+        return a if frame == LOCAL else self._to_base(a)
+
+    def _tip_pose(self, q):
+        pin.framesForwardKinematics(self.pin_model, self.data, self._q(q))
+        oMt = self.data.oMf[self._tip_frame]
+        Rt = self._R_wb.T
+        return Rt @ oMt.rotation, Rt @ (oMt.translation - self._p_wb)
+
+    def _rnea_batch(self, q, qd, qdd):
+        return np.array([self._rnea(*state, None) for state in zip(q, qd, qdd)])
+
+    def _gravity_batch(self, q):
+        return np.array([self._gravity(x) for x in q])

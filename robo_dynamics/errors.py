@@ -1,0 +1,17 @@
+"""Exceptions raised by robo_dynamics.
+
+The library never prints, logs or exits: it raises one of these, and the caller (the ROS
+layer, a script) decides how to report it.
+"""
+
+
+class RoboDynamicsError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class URDFError(RoboDynamicsError, ValueError):
+    """The robot description cannot be used; the message names the element and the problem."""
+
+
+class ArgumentError(RoboDynamicsError, ValueError):
+    """An argument of a dynamics call has the wrong size or a non-finite value."""
