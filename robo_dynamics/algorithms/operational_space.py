@@ -14,6 +14,10 @@ Inverting Λ⁻¹ = J M⁻¹ Jᵀ (6 × 6, symmetric positive semi-definite):
   σ, the sign of a nearby singularity, gets σ/σ_thr² with σ_thr = σ_1/κ_max, a ramp that
   meets 1/σ at σ_thr and goes to 0 at the singularity. So every eigenvalue of Λ is at most
   κ_max/σ_1: Λ stays finite and bounded. The condition number reported is σ_1/σ_r.
+
+κ_max defaults to 1e8 because Λ⁻¹ mixes units (1/kg and 1/(kg·m²)): on a UR5e-sized arm
+its condition number is already 1e4–1e5 at ordinary poses, so a tighter bound would
+regularise poses that are not near a singularity.
 """
 
 import collections
@@ -28,7 +32,7 @@ OperationalSpace = collections.namedtuple("OperationalSpace", [
     "gravity_wrench",    # (6,) Cartesian gravity wrench p = J̄ᵀ g (None if not asked)
 ])
 
-KAPPA_MAX = 1e6
+KAPPA_MAX = 1e8
 
 
 def operational_space(J, M, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_MAX):

@@ -130,13 +130,13 @@ class _Tree:
         return out
 
     def default_tip(self, base_link):
-        """The only leaf below base_link reached through a movable joint."""
+        """The only leaf below base_link reached through a joint that is not fixed."""
         candidates = []
         for joint in self.joints_below(base_link):
             if self.child_joints[joint.child]:
                 continue
             path = self.path(base_link, joint.child)
-            if any(j.type in MOVABLE for j in path):
+            if any(j.type != "fixed" for j in path):
                 candidates.append(joint.child)
         if len(candidates) == 1:
             return candidates[0]

@@ -38,6 +38,6 @@ def _expand_xacro(path):
     try:
         document = xacro.process_file(str(path))
     except Exception as exc:  # xacro raises many kinds (XacroException, XML errors, KeyError)
-        detail = str(exc) or type(exc).__name__
+        detail = " ".join(str(exc).split()) or type(exc).__name__
         raise URDFError(f"{path}: xacro expansion failed: {detail}") from None
     return document.toxml()

@@ -1,0 +1,61 @@
+"""Shared fixtures: the arms the dynamics are proven on, and seeded random states."""
+
+import os
+import pathlib
+import sysconfig
+
+import numpy as np
+import pytest
+
+# Any test that starts ROS stays on this machine, in a domain of its own.
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("ROS_DOMAIN_ID", "61")
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+SHIPPED = REPO / "urdf"
+EXAMPLE_ROBOTS = (pathlib.Path(sysconfig.get_paths()["purelib"])
+                  / "cmeel.prefix" / "share" / "example-robot-data" / "robots")
+
+# name → (URDF path, tip_link or None for the default)
+ARMS = {
+    "rd_ur5e": (SHIPPED / "rd_ur5e.urdf", None),
+    "planar_2link": (SHIPPED / "planar_2link.urdf", None),
+    "ur5": (EXAMPLE_ROBOTS / "ur_description/urdf/ur5_robot.urdf", "tool0"),
+    "ur10": (EXAMPLE_ROBOTS / "ur_description/urdf/ur10_robot.urdf", "tool0"),
+    "panda": (EXAMPLE_ROBOTS / "panda_description/urdf/panda.urdf", "panda_hand_tcp"),
+    "xarm7": (EXAMPLE_ROBOTS / "xarm_description/urdf/xarm7.urdf", None),
+    "z1": (EXAMPLE_ROBOTS / "z1_description/urdf/z1.urdf", None),
+    "so101": (EXAMPLE_ROBOTS / "so_arm_description/urdf/so101.urdf", "gripper_frame_link"),
+    "kinova": (EXAMPLE_ROBOTS / "kinova_description/robots/kinova.urdf",
+               "j2s6s200_end_effector"),
+    "double_pendulum": (EXAMPLE_ROBOTS / "double_pendulum_description/urdf/double_pendulum.urdf",
+                        None),
+    "mixed_chain": (REPO / "test" / "data" / "mixed_chain.urdf", "tool"),
+    "double_pendulum_continuous": (
+        EXAMPLE_ROBOTS / "double_pendulum_description/urdf/double_pendulum_continuous.urdf", None),
+}
+
+
+def load_arm(name, **kwargs):
+    import robo_dynamics as rd
+    path, tip = ARMS[name]
+    return rd.load_robot(path, tip_link=tip, **kwargs)
+
+
+def random_states(robot, count, seed=0):
+    """`count` seeded (q, qd, qdd): q inside joint limits (±π when wider or unset), qd ±2,
+    qdd ±5 (rad or m, per second, per second squared)."""
+    rng = np.random.default_rng(seed)
+    unlimited = robot.upper - robot.lower < 1e-6     # URDF default lower = upper = 0
+    lower = np.where(unlimited, -np.pi, np.maximum(robot.lower, -np.pi))
+    upper = np.where(unlimited, np.pi, np.minimum(robot.upper, np.pi))
+    q = rng.uniform(lower, upper, (count, robot.dof))
+    qd = rng.uniform(-2.0, 2.0, (count, robot.dof))
+    qdd = rng.uniform(-5.0, 5.0, (count, robot.dof))
+    return q, qd, qdd
+
+
+@pytest.fixture(params=sorted(ARMS))
+def arm(request):
+    """(name, RobotModel) for every arm of the test set."""
+    return request.param, load_arm(request.param)

@@ -1,0 +1,97 @@
+"""The 2-link planar arm of the reference texts, in closed form (reference 000, Craig's
+M, V, G; reference 004 §9.1.1), against both backends — to rounding error."""
+
+import numpy as np
+import pytest
+
+import robo_dynamics as rd
+from conftest import SHIPPED
+
+L1, L2, M1, M2, G = 1.0, 0.5, 2.0, 1.0, 9.81
+
+
+def closed_form(q, qd, qdd):
+    c1, c2, s2 = np.cos(q[0]), np.cos(q[1]), np.sin(q[1])
+    c12 = np.cos(q[0] + q[1])
+    M = np.array([
+        [L2**2 * M2 + 2 * L1 * L2 * M2 * c2 + L1**2 * (M1 + M2), L2**2 * M2 + L1 * L2 * M2 * c2],
+        [L2**2 * M2 + L1 * L2 * M2 * c2, L2**2 * M2]])
+    V = np.array([-M2 * L1 * L2 * s2 * qd[1]**2 - 2 * M2 * L1 * L2 * s2 * qd[0] * qd[1],
+                  M2 * L1 * L2 * s2 * qd[0]**2])
+    Gv = np.array([M2 * L2 * G * c12 + (M1 + M2) * L1 * G * c1, M2 * L2 * G * c12])
+    return M, V, Gv, M @ qdd + V + Gv
+
+
+def planar_jacobian(q):
+    """Linear velocity of the tip in the plane, as (x, z) of the base frame."""
+    s1, c1 = np.sin(q[0]), np.cos(q[0])
+    s12, c12 = np.sin(q[0] + q[1]), np.cos(q[0] + q[1])
+    return np.array([[-L1 * s1 - L2 * s12, -L2 * s12], [L1 * c1 + L2 * c12, L2 * c12]])
+
+
+@pytest.fixture(scope="module", params=["rnea", "pinocchio"])
+def solver(request):
+    return rd.make_solver(rd.load_robot(SHIPPED / "planar_2link.urdf"), request.param)
+
+
+def states(count=50):
+    rng = np.random.default_rng(11)
+    return zip(rng.uniform(-np.pi, np.pi, (count, 2)), rng.uniform(-3, 3, (count, 2)),
+               rng.uniform(-10, 10, (count, 2)))
+
+
+def test_inverse_dynamics_mass_matrix_and_gravity(solver):
+    for q, qd, qdd in states():
+        M, V, Gv, tau = closed_form(q, qd, qdd)
+        np.testing.assert_allclose(solver.mass_matrix(q), M, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(solver.gravity(q), Gv, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(solver.bias(q, qd) - solver.gravity(q), V, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(solver.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-12)
+
+
+def test_coriolis_matrix_is_the_christoffel_one(solver):
+    """For the 2R arm, with h = −m2 l1 l2 s2: C = [[h q̇2, h (q̇1 + q̇2)], [−h q̇1, 0]]."""
+    for q, qd, _ in states():
+        h = -M2 * L1 * L2 * np.sin(q[1])
+        C = np.array([[h * qd[1], h * (qd[0] + qd[1])], [-h * qd[0], 0.0]])
+        np.testing.assert_allclose(solver.coriolis_matrix(q, qd), C, rtol=0, atol=1e-12)
+
+
+def test_jacobian_and_tip_position(solver):
+    for q, _, _ in states():
+        J = solver.jacobian(q)
+        np.testing.assert_allclose(J[[0, 2]], planar_jacobian(q), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(J[1], 0.0, atol=1e-13)            # no motion along y
+        np.testing.assert_allclose(J[4], [-1.0, -1.0], atol=1e-13)   # ω about −y
+        _, p = solver.tip_pose(q)
+        expected = [L1 * np.cos(q[0]) + L2 * np.cos(q[0] + q[1]), 0.0,
+                    L1 * np.sin(q[0]) + L2 * np.sin(q[0] + q[1])]
+        np.testing.assert_allclose(p, expected, atol=1e-13)
+
+
+def test_cartesian_inertia_from_closed_form(solver):
+    """Λ = (J M⁻¹ Jᵀ)⁺ (reference 004 §9.6) with the closed-form M and the planar Jacobian
+    written into 6-D rows [x y z rx ry rz]: a 2-DoF arm's Λ lives on its 2-D motion subspace."""
+    for q, _, _ in states():
+        if abs(np.sin(q[1])) < 0.2:
+            continue
+        M = closed_form(q, np.zeros(2), np.zeros(2))[0]
+        J6 = np.zeros((6, 2))
+        J6[[0, 2]] = planar_jacobian(q)
+        J6[4] = -1.0
+        expected = np.linalg.pinv(J6 @ np.linalg.solve(M, J6.T), rcond=1e-12)
+        Lambda = solver.operational_space_inertia(q)
+        np.testing.assert_allclose(Lambda, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
+
+
+def test_gravity_wrench_is_the_static_tip_force():
+    """p = J⁻ᵀ g in the plane: the tip force that balances gravity on the 2R arm."""
+    robot = rd.load_robot(SHIPPED / "planar_2link.urdf")
+    solver = rd.make_solver(robot)
+    for q, qd, _ in states(20):
+        if abs(np.sin(q[1])) < 0.2:
+            continue
+        os_ = solver.operational_space(q, qd)
+        Gv = closed_form(q, qd, np.zeros(2))[2]
+        # J6ᵀ p = g must hold (p is a wrench that the joint torques g balance exactly)
+        np.testing.assert_allclose(solver.jacobian(q).T @ os_.gravity_wrench, Gv, atol=1e-9)
