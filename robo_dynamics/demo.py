@@ -12,7 +12,7 @@ from .backends.cross_check import difference
 from .paths import urdf_path
 
 POSES = {
-    "zero": lambda n: np.zeros(n),
+    "zero": lambda n: np.zeros(n),        # a wrist singularity on UR-type arms
     "home": lambda n: np.resize([0.0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0.0], n),
     "reach": lambda n: np.resize([0.3, -0.9, 1.2, -0.8, 1.1, 0.4], n),
 }
@@ -32,12 +32,14 @@ def _report(robot, rnea, pino, name, q):
     M_a, M_b = rnea.mass_matrix(q), pino.mass_matrix(q)
     lines.append("  mass matrix M(q) (rnea):")
     lines += ["    " + "".join(f"{v:>9.4f}" for v in row) for row in M_a]
-    lines.append(f"  max |M_rnea - M_pinocchio| = {difference(M_a, M_b).max_abs:.1e}")
+    lines.append(f"  max |M_rnea - M_pinocchio| / max |M_pinocchio|: relative "
+                 f"{difference(M_a, M_b).max_rel:.1e}")
     os_a, os_b = rnea.operational_space(q), pino.operational_space(q)
     lines.append(f"  operational-space inertia Λ at '{robot.tip_link}' "
                  "(rows/cols [x y z rx ry rz], base axes) (rnea):")
     lines += ["    " + "".join(f"{v:>10.4f}" for v in row) for row in os_a.Lambda]
-    lines.append(f"  max |Λ_rnea - Λ_pinocchio| = {difference(os_a.Lambda, os_b.Lambda).max_abs:.1e}"
+    lines.append(f"  max |Λ_rnea - Λ_pinocchio| / max |Λ_pinocchio|: relative "
+                 f"{difference(os_a.Lambda, os_b.Lambda).max_rel:.1e}"
                  f", condition number {os_a.condition_number:.3g}"
                  f"{' (near singular)' if os_a.near_singular else ''}")
     return "\n".join(lines)
