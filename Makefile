@@ -1,9 +1,14 @@
 # Quick start: `make demo` runs the main job on the default arm, `make test` runs the tests.
-# Both create (or reuse) the virtual environment .venv and install requirements.txt into it.
+# Both create (or reuse) the virtual environment .venv: pinned requirements.txt from PyPI,
+# then robo_dynamics_interfaces built from its .msg/.srv files into the venv.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
+                         interfaces/robo_dynamics_interfaces/*/*.srv \
+                         interfaces/robo_dynamics_interfaces/CMakeLists.txt \
+                         interfaces/robo_dynamics_interfaces/package.xml)
 
 .PHONY: demo test venv clean
 
@@ -15,10 +20,11 @@ test: $(STAMP)
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt $(INTERFACES) interfaces/install_into_venv.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	bash interfaces/install_into_venv.sh $(VENV) build/robo_dynamics_interfaces
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) build .pytest_cache
