@@ -35,6 +35,7 @@ setup(
     entry_points={
         "console_scripts": [
             "dynamics_demo = robo_dynamics.demo:main",
+            "dynamics_node = robo_dynamics.ros.dynamics_node:main",
         ],
     },
 )

@@ -30,8 +30,12 @@ class PinocchioSolver(DynamicsSolver):
         lock = [jid for jid in range(1, full.njoints) if full.names[jid] not in keep]
         self.pin_model = (pin.buildReducedModel(full, lock, pin.neutral(full))
                           if lock else full)
-        self.data = self.pin_model.createData()
         pm = self.pin_model
+        for payload in model.payloads:   # Pinocchio's joint frame is our body frame
+            jid = pm.getJointId(model.joint_names[payload.body])
+            pm.inertias[jid] = pm.inertias[jid] + pin.Inertia(
+                payload.mass, payload.com, payload.inertia)
+        self.data = pm.createData()
         self._idx_q, self._idx_v, self._continuous = [], [], []
         for name in model.joint_names:
             jid = pm.getJointId(name)

@@ -10,9 +10,21 @@ are already folded into it. The joint moves the body about/along `axis[i]` (unit
 joint frame): revolute R = Rot(axis, q), prismatic p = axis · q.
 """
 
+import collections
 import dataclasses
 
 import numpy as np
+
+from ..errors import URDFError
+from ..spatial.inertia import combine, physical_problems
+
+Payload = collections.namedtuple("Payload", [
+    "link",        # link it is attached to, as requested
+    "body",        # index of the chain body carrying it
+    "mass",        # kg
+    "com",         # (3,) m, centre of mass in the body frame
+    "inertia",     # (3, 3) kg·m², about the centre of mass, body axes
+])
 
 REVOLUTE = "revolute"
 CONTINUOUS = "continuous"
@@ -38,6 +50,7 @@ class RobotModel:
       gravity (3,) [m/s², base frame].
       lower, upper [rad or m], velocity_limit [rad/s or m/s], effort_limit [N·m or N],
       damping [N·m·s/rad or N·s/m], friction [N·m or N]: per joint, from the URDF.
+    payloads: the Payloads added by with_payload, already included in mass/com/inertia.
     """
 
     name: str
@@ -62,6 +75,7 @@ class RobotModel:
     damping: np.ndarray
     friction: np.ndarray
     locked_joints: tuple = ()
+    payloads: tuple = ()
     urdf_xml: str = dataclasses.field(default="", repr=False)
 
     def __post_init__(self):
@@ -91,3 +105,33 @@ class RobotModel:
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f"gravity must be 3 finite numbers (m/s^2), got {gravity!r}")
         return dataclasses.replace(self, gravity=g)
+
+    def with_payload(self, link, mass, com, inertia):
+        """A copy of this model carrying a rigid payload at `link`.
+
+        link: a chain body link (`body_links`) or `tip_link`. mass [kg] ≥ 0; com (3,) [m]
+        in the link frame; inertia (3, 3) [kg·m²] about the payload's centre of mass, link
+        axes. Raises URDFError for an unknown link or an unphysical payload.
+        """
+        com = np.asarray(com, dtype=float).reshape(-1)
+        inertia = np.asarray(inertia, dtype=float)
+        if com.shape != (3,) or inertia.shape != (3, 3) or not np.all(np.isfinite(com)):
+            raise URDFError("payload: com must be 3 finite numbers and inertia 3x3")
+        problems = physical_problems(float(mass), inertia)
+        if problems:
+            raise URDFError(f"payload at '{link}': " + "; ".join(problems))
+        if link in self.body_links:
+            body, R, p = self.body_links.index(link), np.eye(3), np.zeros(3)
+        elif link == self.tip_link:
+            body, R, p = self.dof - 1, self.tip_rotation, self.tip_translation
+        else:
+            raise URDFError(f"payload link '{link}' is not a moving link of the chain; "
+                            f"choose one of {list(self.body_links) + [self.tip_link]}")
+        c_body, I_body = R @ com + p, R @ inertia @ R.T
+        mass_all, com_all, inertia_all = (np.array(self.mass), np.array(self.com),
+                                          np.array(self.inertia))
+        mass_all[body], com_all[body], inertia_all[body] = combine(
+            self.mass[body], self.com[body], self.inertia[body], float(mass), c_body, I_body)
+        payload = Payload(link, body, float(mass), c_body, I_body)
+        return dataclasses.replace(self, mass=mass_all, com=com_all, inertia=inertia_all,
+                                   payloads=self.payloads + (payload,))

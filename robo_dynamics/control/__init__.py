@@ -1,0 +1,1 @@
+"""Control laws and input handling as pure functions and small classes: no rclpy."""

@@ -1,0 +1,1 @@
+"""The ROS 2 layer: nodes, message conversions, markers. The only importer of rclpy."""

@@ -1,0 +1,88 @@
+"""What the node draws in rviz2: the Λ ellipsoid at the tip, link centres of mass, and each
+joint's gravity torque. Frames are URDF link names, so markers line up with the TF tree
+that robot_state_publisher broadcasts from the same description."""
+
+import numpy as np
+from geometry_msgs.msg import Point, Quaternion, Vector3
+from std_msgs.msg import ColorRGBA
+from visualization_msgs.msg import Marker, MarkerArray
+
+NAMESPACE_LAMBDA, NAMESPACE_COM, NAMESPACE_TORQUE = "lambda_ellipsoid", "centre_of_mass", \
+    "gravity_torque"
+
+
+def quaternion_from_matrix(R):
+    """Unit quaternion (x, y, z, w) of a rotation matrix (Shepperd's method)."""
+    trace = np.trace(R)
+    if trace > 0.0:
+        s = 2.0 * np.sqrt(trace + 1.0)
+        return Quaternion(x=(R[2, 1] - R[1, 2]) / s, y=(R[0, 2] - R[2, 0]) / s,
+                          z=(R[1, 0] - R[0, 1]) / s, w=0.25 * s)
+    i = int(np.argmax(np.diag(R)))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[k, k])
+    q = np.empty(4)
+    q[i] = 0.25 * s
+    q[j] = (R[j, i] + R[i, j]) / s
+    q[k] = (R[k, i] + R[i, k]) / s
+    q[3] = (R[k, j] - R[j, k]) / s
+    return Quaternion(x=q[0], y=q[1], z=q[2], w=q[3])
+
+
+def _marker(header, namespace, index, kind, color):
+    marker = Marker(header=header, ns=namespace, id=index, type=kind, action=Marker.ADD)
+    marker.color = ColorRGBA(r=color[0], g=color[1], b=color[2], a=color[3])
+    marker.pose.orientation.w = 1.0
+    return marker
+
+
+def lambda_ellipsoid(header, tip_position, Lambda, metres_per_kg=0.02, max_axis=1.0):
+    """Ellipsoid at the tip (header.frame_id = base link) whose semi-axes lie along the
+    eigenvectors of the translational block of Λ, each as long as the effective mass in
+    that direction times `metres_per_kg` (capped at max_axis m)."""
+    mass, axes = np.linalg.eigh(0.5 * (Lambda[:3, :3] + Lambda[:3, :3].T))
+    if np.linalg.det(axes) < 0.0:
+        axes[:, 0] = -axes[:, 0]
+    marker = _marker(header, NAMESPACE_LAMBDA, 0, Marker.SPHERE, (0.2, 0.6, 1.0, 0.5))
+    marker.pose.position = Point(x=float(tip_position[0]), y=float(tip_position[1]),
+                                 z=float(tip_position[2]))
+    marker.pose.orientation = quaternion_from_matrix(axes)
+    diameters = np.clip(2.0 * metres_per_kg * np.maximum(mass, 0.0), 1e-3, 2.0 * max_axis)
+    marker.scale = Vector3(x=float(diameters[0]), y=float(diameters[1]), z=float(diameters[2]))
+    return marker
+
+
+def centre_of_mass_markers(header, model, metres_per_kg=0.01):
+    """A sphere at every body's centre of mass, in that body's link frame, sized by mass."""
+    markers = []
+    for i, link in enumerate(model.body_links):
+        marker = _marker(header, NAMESPACE_COM, i, Marker.SPHERE, (1.0, 0.5, 0.0, 0.9))
+        marker.header.frame_id = link
+        c = model.com[i]
+        marker.pose.position = Point(x=float(c[0]), y=float(c[1]), z=float(c[2]))
+        d = float(np.clip(metres_per_kg * model.mass[i], 0.01, 0.15))
+        marker.scale = Vector3(x=d, y=d, z=d)
+        markers.append(marker)
+    return markers
+
+
+def torque_markers(header, model, tau):
+    """The gravity torque of each joint as text at the joint (its child link's origin)."""
+    markers = []
+    for i, link in enumerate(model.body_links):
+        marker = _marker(header, NAMESPACE_TORQUE, i, Marker.TEXT_VIEW_FACING,
+                         (1.0, 1.0, 1.0, 1.0))
+        marker.header.frame_id = link
+        unit = "N" if model.is_prismatic[i] else "N·m"
+        marker.text = f"{model.joint_names[i]}: {tau[i]:+.2f} {unit}"
+        marker.scale.z = 0.04
+        markers.append(marker)
+    return markers
+
+
+def marker_array(header, model, tip_position, Lambda, tau_gravity):
+    """All markers for one state; header.frame_id must be the base link."""
+    markers = [lambda_ellipsoid(header, tip_position, Lambda)]
+    markers += centre_of_mass_markers(header, model)
+    markers += torque_markers(header, model, tau_gravity)
+    return MarkerArray(markers=markers)
