@@ -7,9 +7,10 @@ import sysconfig
 import numpy as np
 import pytest
 
-# Any test that starts ROS stays on this machine, in a domain of its own.
-os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-os.environ.setdefault("ROS_DOMAIN_ID", "61")
+# Any test that starts ROS stays on this machine, in a domain of its own (set before any
+# test module imports rclpy; Kilted ignores ROS_LOCALHOST_ONLY).
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "urdf"

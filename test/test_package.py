@@ -50,10 +50,16 @@ def imported_modules(path):
 
 
 def test_the_core_imports_neither_rclpy_nor_pinocchio():
-    for layer in ("spatial", "model", "algorithms"):
+    for layer in ("spatial", "model", "algorithms", "control"):
         for path in (PACKAGE_DIR / layer).rglob("*.py"):
             modules = set(imported_modules(path))
             assert not modules & {"rclpy", "pinocchio"}, path
+
+
+def test_only_the_ros_layer_imports_rclpy():
+    for path in PACKAGE_DIR.rglob("*.py"):
+        if "rclpy" in set(imported_modules(path)):
+            assert path.relative_to(PACKAGE_DIR).parts[0] == "ros", path
 
 
 def test_only_the_pinocchio_backend_imports_pinocchio():

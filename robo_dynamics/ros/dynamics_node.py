@@ -52,6 +52,7 @@ CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "j
                  "operational_space_inertia")
 CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
+OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
 
 
 class DynamicsNode(Node):
@@ -374,7 +375,7 @@ class DynamicsNode(Node):
         index = conversions.order_of(names, self.model.joint_names)
         n = self.model.dof
         arrays = [conversions.vector(getattr(request, field), n, field,
-                                     default_zero=(field != "positions"))[index]
+                                     default_zero=field in OPTIONAL_FIELDS)[index]
                   for field in fields]
         order = names or list(self.model.joint_names)
         return order, arrays
@@ -406,8 +407,6 @@ class DynamicsNode(Node):
         try:
             order, (q, qd, tau) = self._request_state(request, "positions", "velocities",
                                                       "efforts")
-            if len(request.efforts) == 0:
-                raise ValueError("efforts: expected one value per joint")
             qdd = self.solver.forward_dynamics(q, qd, tau)
             response.joint_names = order
             response.accelerations = _in_order(qdd, order, self.model).tolist()

@@ -4,7 +4,7 @@ that robot_state_publisher broadcasts from the same description."""
 
 import numpy as np
 from geometry_msgs.msg import Point, Quaternion, Vector3
-from std_msgs.msg import ColorRGBA
+from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
 NAMESPACE_LAMBDA, NAMESPACE_COM, NAMESPACE_TORQUE = "lambda_ellipsoid", "centre_of_mass", \
@@ -29,8 +29,10 @@ def quaternion_from_matrix(R):
     return Quaternion(x=q[0], y=q[1], z=q[2], w=q[3])
 
 
-def _marker(header, namespace, index, kind, color):
-    marker = Marker(header=header, ns=namespace, id=index, type=kind, action=Marker.ADD)
+def _marker(header, namespace, index, kind, color, frame_id=None):
+    """A marker with its own copy of the header (frame_id replaced when given)."""
+    own = Header(stamp=header.stamp, frame_id=header.frame_id if frame_id is None else frame_id)
+    marker = Marker(header=own, ns=namespace, id=index, type=kind, action=Marker.ADD)
     marker.color = ColorRGBA(r=color[0], g=color[1], b=color[2], a=color[3])
     marker.pose.orientation.w = 1.0
     return marker
@@ -56,8 +58,7 @@ def centre_of_mass_markers(header, model, metres_per_kg=0.01):
     """A sphere at every body's centre of mass, in that body's link frame, sized by mass."""
     markers = []
     for i, link in enumerate(model.body_links):
-        marker = _marker(header, NAMESPACE_COM, i, Marker.SPHERE, (1.0, 0.5, 0.0, 0.9))
-        marker.header.frame_id = link
+        marker = _marker(header, NAMESPACE_COM, i, Marker.SPHERE, (1.0, 0.5, 0.0, 0.9), link)
         c = model.com[i]
         marker.pose.position = Point(x=float(c[0]), y=float(c[1]), z=float(c[2]))
         d = float(np.clip(metres_per_kg * model.mass[i], 0.01, 0.15))
@@ -71,8 +72,7 @@ def torque_markers(header, model, tau):
     markers = []
     for i, link in enumerate(model.body_links):
         marker = _marker(header, NAMESPACE_TORQUE, i, Marker.TEXT_VIEW_FACING,
-                         (1.0, 1.0, 1.0, 1.0))
-        marker.header.frame_id = link
+                         (1.0, 1.0, 1.0, 1.0), link)
         unit = "N" if model.is_prismatic[i] else "N·m"
         marker.text = f"{model.joint_names[i]}: {tau[i]:+.2f} {unit}"
         marker.scale.z = 0.04
