@@ -395,3 +395,18 @@ def _value(diagnostic_array, key):
         if kv.key == key:
             return kv.value
     return None
+
+
+@pytest.mark.parametrize("harness", [{"friction_compensation": True,
+                                      "viscous_friction": [0.5],
+                                      "coulomb_friction": [1.0, 1.0, 1.0, 0.2, 0.2, 0.2]}],
+                         indirect=True)
+def test_friction_compensation_adds_viscous_and_coulomb_torque(harness):
+    msg = harness.stream("gravity")
+    coulomb = np.array([1.0, 1.0, 1.0, 0.2, 0.2, 0.2])
+    expected = REF.gravity(Q) + 0.5 * QD + coulomb * np.tanh(QD / 0.01)
+    assert rel(msg.effort, expected) <= 1e-9
+    # turned off at run time: back to gravity alone
+    assert harness.node.set_parameters([Parameter("friction_compensation", value=False)])[
+        0].successful
+    assert rel(harness.stream("gravity", count=2).effort, REF.gravity(Q)) <= 1e-9
