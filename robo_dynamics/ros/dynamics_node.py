@@ -15,6 +15,7 @@ The node converts messages, holds parameters and calls the library; it never cra
 what it receives: bad input is rejected, counted and reported.
 """
 
+import functools
 import math
 import sys
 import time
@@ -53,6 +54,20 @@ CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "j
 CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
+
+
+def _service(fill):
+    """Wrap a service body: it fills the response and may return its message; any exception
+    becomes success = false with the reason, and the node carries on."""
+    @functools.wraps(fill)
+    def handler(self, request, response):
+        try:
+            message = fill(self, request, response)
+        except Exception as exc:
+            return type(response)(success=False, message=str(exc) or type(exc).__name__)
+        response.success, response.message = True, message or "ok"
+        return response
+    return handler
 
 
 class DynamicsNode(Node):
@@ -380,88 +395,72 @@ class DynamicsNode(Node):
         order = names or list(self.model.joint_names)
         return order, arrays
 
+    @_service
     def _srv_inverse_dynamics(self, request, response):
-        try:
-            order, (q, qd, qdd) = self._request_state(request, "positions", "velocities",
-                                                      "accelerations")
-            f_tip, frame = None, "local_world_aligned"
-            if request.use_tip_wrench:
-                w = request.tip_wrench.wrench
-                f_tip = np.array([w.force.x, w.force.y, w.force.z,
-                                  w.torque.x, w.torque.y, w.torque.z])
-                frame_id = request.tip_wrench.header.frame_id
-                if frame_id == self.model.tip_link:
-                    frame = "local"
-                elif frame_id not in ("", self.model.base_link):
-                    raise ValueError(f"tip_wrench frame_id must be '{self.model.base_link}' "
-                                     f"(or empty) or '{self.model.tip_link}', got '{frame_id}'")
-            tau = self.solver.inverse_dynamics(q, qd, qdd, f_tip, frame)
-            response.joint_names = order
-            response.effort = _in_order(tau, order, self.model).tolist()
-            response.success, response.message = True, "ok"
-        except Exception as exc:
-            response.success, response.message = False, str(exc)
-        return response
+        order, (q, qd, qdd) = self._request_state(request, "positions", "velocities",
+                                                  "accelerations")
+        f_tip, frame = None, "local_world_aligned"
+        if request.use_tip_wrench:
+            w = request.tip_wrench.wrench
+            f_tip = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y,
+                              w.torque.z])
+            frame_id = request.tip_wrench.header.frame_id
+            if frame_id == self.model.tip_link:
+                frame = "local"
+            elif frame_id not in ("", self.model.base_link):
+                raise ValueError(f"tip_wrench frame_id must be '{self.model.base_link}' "
+                                 f"(or empty) or '{self.model.tip_link}', got '{frame_id}'")
+        tau = self.solver.inverse_dynamics(q, qd, qdd, f_tip, frame)
+        response.joint_names = order
+        response.effort = _in_order(tau, order, self.model).tolist()
 
+    @_service
     def _srv_forward_dynamics(self, request, response):
-        try:
-            order, (q, qd, tau) = self._request_state(request, "positions", "velocities",
-                                                      "efforts")
-            qdd = self.solver.forward_dynamics(q, qd, tau)
-            response.joint_names = order
-            response.accelerations = _in_order(qdd, order, self.model).tolist()
-            response.success, response.message = True, "ok"
-        except Exception as exc:
-            response.success, response.message = False, str(exc)
-        return response
+        order, (q, qd, tau) = self._request_state(request, "positions", "velocities",
+                                                  "efforts")
+        qdd = self.solver.forward_dynamics(q, qd, tau)
+        response.joint_names = order
+        response.accelerations = _in_order(qdd, order, self.model).tolist()
 
+    @_service
     def _srv_compute_dynamics(self, request, response):
-        try:
-            _, (q, qd) = self._request_state(request, "positions", "velocities")
-            g = self.solver.gravity(q)
-            result = self.solver.operational_space(q)
-            response.joint_names = list(self.model.joint_names)
-            response.dof = self.model.dof
-            response.mass_matrix = self.solver.mass_matrix(q).ravel().tolist()
-            response.coriolis = (self.solver.bias(q, qd) - g).tolist()
-            response.gravity = g.tolist()
-            response.jacobian_frame = self.model.base_link
-            response.tip_frame = self.model.tip_link
-            response.jacobian = self.solver.jacobian(q).ravel().tolist()
-            response.operational_space_inertia = result.Lambda.ravel().tolist()
-            response.condition_number = min(result.condition_number, CONDITION_CAP)
-            response.near_singular = result.near_singular
-            response.success, response.message = True, "ok (matrices row-major; joint order " \
-                                                        "of joint_names)"
-        except Exception as exc:
-            response.success, response.message = False, str(exc)
-        return response
+        _, (q, qd) = self._request_state(request, "positions", "velocities")
+        g = self.solver.gravity(q)
+        result = self.solver.operational_space(q)
+        response.joint_names = list(self.model.joint_names)
+        response.dof = self.model.dof
+        response.mass_matrix = self.solver.mass_matrix(q).ravel().tolist()
+        response.coriolis = (self.solver.bias(q, qd) - g).tolist()
+        response.gravity = g.tolist()
+        response.jacobian_frame = self.model.base_link
+        response.tip_frame = self.model.tip_link
+        response.jacobian = self.solver.jacobian(q).ravel().tolist()
+        response.operational_space_inertia = result.Lambda.ravel().tolist()
+        response.condition_number = min(result.condition_number, CONDITION_CAP)
+        response.near_singular = result.near_singular
+        return "ok (matrices row-major; joint order of joint_names)"
 
+    @_service
     def _srv_set_payload(self, request, response):
+        if self.model is None:
+            raise ValueError("no robot description yet")
+        inertia = inertia_tensor(request.ixx, request.ixy, request.ixz, request.iyy,
+                                 request.iyz, request.izz)
+        com = [request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z]
+        if not (math.isfinite(request.mass) and request.mass >= 0.0):
+            raise ValueError(f"mass must be finite and >= 0, got {request.mass}")
+        self.urdf_model.with_payload(request.link, request.mass, com, inertia)  # validates
+        previous = dict(self.payloads)
+        self.payloads[request.link] = (request.mass, com, inertia)
         try:
-            if self.model is None:
-                raise ValueError("no robot description yet")
-            inertia = inertia_tensor(request.ixx, request.ixy, request.ixz, request.iyy,
-                                     request.iyz, request.izz)
-            com = [request.center_of_mass.x, request.center_of_mass.y,
-                   request.center_of_mass.z]
-            if not (math.isfinite(request.mass) and request.mass >= 0.0):
-                raise ValueError(f"mass must be finite and >= 0, got {request.mass}")
-            self.urdf_model.with_payload(request.link, request.mass, com, inertia)  # validates
-            previous = dict(self.payloads)
-            self.payloads[request.link] = (request.mass, com, inertia)
-            try:
-                self._rebuild_solvers()
-            except Exception:
-                self.payloads = previous
-                raise
-            response.success = True
-            response.message = (f"payload of {request.mass} kg at '{request.link}'" if
-                                request.mass > 0 else f"payload at '{request.link}' removed")
-            self.get_logger().info(response.message)
-        except Exception as exc:
-            response.success, response.message = False, str(exc)
-        return response
+            self._rebuild_solvers()
+        except Exception:
+            self.payloads = previous
+            raise
+        message = (f"payload of {request.mass} kg at '{request.link}'" if request.mass > 0
+                   else f"payload at '{request.link}' removed")
+        self.get_logger().info(message)
+        return message
 
     def _now(self):
         return self.get_clock().now().nanoseconds * 1e-9
