@@ -17,29 +17,9 @@ Christoffel symbols of a finite-difference ∂M/∂q.
 
 import numpy as np
 
-from ..spatial.rotations import skew
+from ..spatial.motion import ad, bar
 from .crba import screw_axes, spatial_inertias
 from .kinematics import body_twists, forward_kinematics, screw_axis_rates
-
-
-def _ad(w, v):
-    """[ad_V] (…, 6, 6) in [angular; linear] order: [[ [ω], 0 ], [ [v], [ω] ]]."""
-    out = np.zeros(w.shape[:-1] + (6, 6))
-    W = skew(w)
-    out[..., :3, :3] = W
-    out[..., 3:, 3:] = W
-    out[..., 3:, :3] = skew(v)
-    return out
-
-
-def _bar(h):
-    """[h ×̄] (…, 6, 6) for a wrench h = (h_ang, h_lin): [h ×̄] V = −[ad_V]ᵀ h."""
-    out = np.zeros(h.shape[:-1] + (6, 6))
-    Ha, Hl = skew(h[..., :3]), skew(h[..., 3:])
-    out[..., :3, :3] = -Ha
-    out[..., :3, 3:] = -Hl
-    out[..., 3:, :3] = -Hl
-    return out
 
 
 def coriolis_matrix_batch(model, q, qd, kin=None):
@@ -52,9 +32,9 @@ def coriolis_matrix_batch(model, q, qd, kin=None):
     dS = np.concatenate((dS_ang, dS_lin), axis=-1)
     G = spatial_inertias(model, kin)
     V = np.concatenate((w, v), axis=-1)
-    ad = _ad(w, v)
-    adT = np.swapaxes(ad, -1, -2)
-    B = 0.5 * (-adT @ G - G @ ad + _bar(np.einsum("...ab,...b->...a", G, V)))
+    ad_V = ad(V)
+    B = 0.5 * (-np.swapaxes(ad_V, -1, -2) @ G - G @ ad_V
+               + bar(np.einsum("...ab,...b->...a", G, V)))
     outboard = np.tril(np.ones((n, n)))[..., None]            # [k, j] = 1 if j ≤ k
     J = S[..., None, :, :] * outboard                          # (N, k, j, 6)
     dJ = dS[..., None, :, :] * outboard

@@ -30,12 +30,7 @@ def rnea_batch(model, q, qd, qdd, f_tip=None, gravity=None, kin=None):
     """
     kin = forward_kinematics(model, q) if kin is None else kin
     g = model.gravity if gravity is None else np.asarray(gravity, dtype=float)
-    w, v = body_twists(kin, qd)
-    # accelerations: per-joint increments then a running sum (outward pass)
-    dw = kin.S_ang * qdd[..., None] + cross(w, kin.S_ang) * qd[..., None]
-    dv = kin.S_lin * qdd[..., None] + (cross(v, kin.S_ang) + cross(w, kin.S_lin)) * qd[..., None]
-    wd = np.cumsum(dw, axis=-2)
-    vd = np.cumsum(dv, axis=-2) - g
+    w, v, wd, vd = outward_pass(kin, qd, qdd, g)
     f_ang, f_lin = body_wrenches(model, kin, w, v, wd, vd)
     if f_tip is not None:
         force, torque = f_tip[..., :3], f_tip[..., 3:]
@@ -46,6 +41,15 @@ def rnea_batch(model, q, qd, qdd, f_tip=None, gravity=None, kin=None):
     W_lin = np.cumsum(f_lin[..., ::-1, :], axis=-2)[..., ::-1, :]
     return np.einsum("...a,...a->...", kin.S_ang, W_ang) + np.einsum(
         "...a,...a->...", kin.S_lin, W_lin)
+
+
+def outward_pass(kin, qd, qdd, g):
+    """Twists V_i = (ω, v) and spatial accelerations V̇_i = (ω̇, v̇) of every body, gravity
+    included as the base acceleration V̇_0 = (0, −g): per-joint increments, then running sums."""
+    w, v = body_twists(kin, qd)
+    dw = kin.S_ang * qdd[..., None] + cross(w, kin.S_ang) * qd[..., None]
+    dv = kin.S_lin * qdd[..., None] + (cross(v, kin.S_ang) + cross(w, kin.S_lin)) * qd[..., None]
+    return w, v, np.cumsum(dw, axis=-2), np.cumsum(dv, axis=-2) - g
 
 
 def body_wrenches(model, kin, w, v, wd, vd):

@@ -65,6 +65,16 @@ class DynamicsSolver(abc.ABC):
         q, qd, tau = self._state(q=q, qd=qd, tau=tau)
         return self._forward_dynamics(q, qd, tau)
 
+    def rnea_derivatives(self, q, qd, qdd):
+        """(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M), each (n, n), [i, j] = ∂τ_i/∂x_j (analytical)."""
+        q, qd, qdd = self._state(q=q, qd=qd, qdd=qdd)
+        return self._rnea_derivatives(q, qd, qdd)
+
+    def forward_dynamics_derivatives(self, q, qd, tau):
+        """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹), each (n, n) (analytical)."""
+        q, qd, tau = self._state(q=q, qd=qd, tau=tau)
+        return self._forward_dynamics_derivatives(q, qd, tau)
+
     def jacobian(self, q, frame=LOCAL_WORLD_ALIGNED):
         """Tip Jacobian (6, n), rows [linear; angular], in `frame` (see algorithms.jacobian)."""
         (q,) = self._state(q=q)
@@ -171,6 +181,12 @@ class DynamicsSolver(abc.ABC):
 
     @abc.abstractmethod
     def _forward_dynamics(self, q, qd, tau): ...
+
+    @abc.abstractmethod
+    def _rnea_derivatives(self, q, qd, qdd): ...
+
+    @abc.abstractmethod
+    def _forward_dynamics_derivatives(self, q, qd, tau): ...
 
     @abc.abstractmethod
     def _jacobian(self, q, frame): ...

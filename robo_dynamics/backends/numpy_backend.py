@@ -1,6 +1,7 @@
 """The in-house backend: the NumPy algorithms of robo_dynamics.algorithms."""
 
-from ..algorithms import coriolis, crba, forward_dynamics, jacobian, kinematics, rnea
+from ..algorithms import (coriolis, crba, derivatives, forward_dynamics, jacobian, kinematics,
+                          rnea)
 from .base import DynamicsSolver
 
 
@@ -26,6 +27,12 @@ class NumpySolver(DynamicsSolver):
 
     def _forward_dynamics(self, q, qd, tau):
         return forward_dynamics.forward_dynamics(self.model, q, qd, tau)
+
+    def _rnea_derivatives(self, q, qd, qdd):
+        return derivatives.rnea_derivatives(self.model, q, qd, qdd)
+
+    def _forward_dynamics_derivatives(self, q, qd, tau):
+        return derivatives.forward_dynamics_derivatives(self.model, q, qd, tau)
 
     def _jacobian(self, q, frame):
         return jacobian.jacobian(self.model, q, frame)

@@ -115,6 +115,24 @@ class PinocchioSolver(DynamicsSolver):
         return self._from_v(
             pin.aba(self.pin_model, self.data, self._q(q), self._v(qd), self._v(tau)))
 
+    def _rnea_derivatives(self, q, qd, qdd):
+        out = pin.computeRNEADerivatives(self.pin_model, self.data, self._q(q), self._v(qd),
+                                         self._v(qdd))
+        return self._chain_blocks(out)
+
+    def _forward_dynamics_derivatives(self, q, qd, tau):
+        out = pin.computeABADerivatives(self.pin_model, self.data, self._q(q), self._v(qd),
+                                        self._v(tau))
+        return self._chain_blocks(out)
+
+    def _chain_blocks(self, matrices):
+        """The chain's rows and columns of Pinocchio's (nv, nv) matrices, symmetrised where
+        Pinocchio fills one triangle (M in ∂τ/∂q̈, M⁻¹ in ∂q̈/∂τ)."""
+        index = np.ix_(self._idx_v, self._idx_v)
+        first, second, third = (np.array(m) for m in matrices)
+        third = np.triu(third) + np.triu(third, 1).T
+        return first[index], second[index], third[index]
+
     def _jacobian(self, q, frame):
         pm, data = self.pin_model, self.data
         reference = pin.LOCAL if frame == LOCAL else pin.LOCAL_WORLD_ALIGNED

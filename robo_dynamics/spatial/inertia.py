@@ -67,10 +67,11 @@ def spatial_inertia_about_origin(m, c, I_c):
         [[I_c − m [c]×², m [c]×], [−m [c]×, m 1]]
     so that [n_O; f] = I [ω; v_O] is the momentum about the origin.
     """
-    m = np.asarray(m, dtype=float)
+    c = np.asarray(c, dtype=float)
+    m = np.broadcast_to(np.asarray(m, dtype=float), c.shape[:-1])
     C = skew(c)
     mC = m[..., None, None] * C
-    out = np.zeros(np.shape(m) + (6, 6))
+    out = np.zeros(m.shape + (6, 6))
     out[..., :3, :3] = I_c - mC @ C
     out[..., :3, 3:] = mC
     out[..., 3:, :3] = -mC
