@@ -1,0 +1,59 @@
+"""A simulated arm: state, the torque command it holds, and a fixed-step integrator.
+
+The command is applied as given (zero-order hold) for at most `command_timeout` seconds of
+simulated time after it arrives, then zero torque — what a drive does when its controller
+goes silent. The simulated model may differ from the controller's (payload mismatch).
+"""
+
+import numpy as np
+
+from .arm_dynamics import ArmDynamics
+from .integrators import INTEGRATORS
+
+
+class SimulatedArm:
+    """Integrates solver.model's dynamics from (q0, v0); see the module docstring.
+
+    solver: DynamicsSolver of the simulated model. integrator: a key of INTEGRATORS.
+    friction: apply the model's <dynamics damping friction>. time_step h [s].
+    """
+
+    def __init__(self, solver, q0, v0=None, integrator="rk4", time_step=1e-3,
+                 command_timeout=0.05, friction=False):
+        model = solver.model
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"unknown integrator {integrator!r}; expected one of "
+                             f"{sorted(INTEGRATORS)}")
+        if not time_step > 0.0:
+            raise ValueError(f"time step must be > 0, got {time_step}")
+        self.dynamics = ArmDynamics(solver, model.damping if friction else None,
+                                    model.friction if friction else None)
+        self.step_function = INTEGRATORS[integrator]
+        self.h = float(time_step)
+        self.command_timeout = float(command_timeout)
+        self.q = np.array(q0, dtype=float)
+        self.v = np.zeros(model.dof) if v0 is None else np.array(v0, dtype=float)
+        self.t = 0.0
+        self.command = np.zeros(model.dof)
+        self.command_time = -np.inf
+
+    def set_command(self, tau):
+        """Hold joint torques tau (n,) [N·m or N], model order, from now on."""
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != self.command.shape or not np.all(np.isfinite(tau)):
+            raise ValueError(f"command must be {self.command.size} finite torques")
+        self.command = tau
+        self.command_time = self.t
+
+    def applied_torque(self):
+        """The torque applied now: the held command, or zero once it has timed out."""
+        if self.t - self.command_time > self.command_timeout:
+            return np.zeros_like(self.command)
+        return self.command
+
+    def step(self):
+        """Advance one time step h; returns the torque that was applied."""
+        tau = self.applied_torque()
+        self.q, self.v = self.step_function(self.dynamics, self.q, self.v, tau, self.h)
+        self.t += self.h
+        return tau
