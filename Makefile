@@ -13,7 +13,7 @@ INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
 .PHONY: demo test venv clean
 
 demo: $(STAMP)
-	$(PY) -m robo_dynamics.demo
+	$(PY) -m robo_dynamics.ros.demo
 
 test: $(STAMP)
 	$(PY) -m pytest -q

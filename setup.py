@@ -34,8 +34,10 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "dynamics_demo = robo_dynamics.demo:main",
+            "dynamics_demo = robo_dynamics.ros.demo:main",
+            "dynamics_compare = robo_dynamics.compare:main",
             "dynamics_node = robo_dynamics.ros.dynamics_node:main",
+            "sim_arm = robo_dynamics.ros.sim_arm_node:main",
         ],
     },
 )

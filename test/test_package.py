@@ -68,9 +68,9 @@ def test_only_the_pinocchio_backend_imports_pinocchio():
     assert importers == {"backends/pinocchio_backend.py"}
 
 
-def test_demo_prints_both_backends_and_their_difference(capsys):
-    from robo_dynamics import demo
-    demo.main([])
+def test_compare_prints_both_backends_and_their_difference(capsys):
+    from robo_dynamics import compare
+    compare.main([])
     out = capsys.readouterr().out
     assert "robot 'rd_ur5e'" in out and out.count("pose '") == 3
     lines = [line for line in out.splitlines() if "pinocchio|" in line]

@@ -2,7 +2,9 @@
 
 The command is applied as given (zero-order hold) for at most `command_timeout` seconds of
 simulated time after it arrives, then zero torque — what a drive does when its controller
-goes silent. The simulated model may differ from the controller's (payload mismatch).
+goes silent. With `brakes` the arm is held still until the first command arrives, as a real
+arm is until its controller starts. The simulated model may differ from the controller's
+(payload mismatch).
 """
 
 import numpy as np
@@ -19,7 +21,7 @@ class SimulatedArm:
     """
 
     def __init__(self, solver, q0, v0=None, integrator="rk4", time_step=1e-3,
-                 command_timeout=0.05, friction=False):
+                 command_timeout=0.05, friction=False, brakes=False):
         model = solver.model
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of "
@@ -36,6 +38,7 @@ class SimulatedArm:
         self.t = 0.0
         self.command = np.zeros(model.dof)
         self.command_time = -np.inf
+        self.braked = bool(brakes)
 
     def set_command(self, tau):
         """Hold joint torques tau (n,) [N·m or N], model order, from now on."""
@@ -44,6 +47,7 @@ class SimulatedArm:
             raise ValueError(f"command must be {self.command.size} finite torques")
         self.command = tau
         self.command_time = self.t
+        self.braked = False
 
     def applied_torque(self):
         """The torque applied now: the held command, or zero once it has timed out."""
@@ -54,6 +58,7 @@ class SimulatedArm:
     def step(self):
         """Advance one time step h; returns the torque that was applied."""
         tau = self.applied_torque()
-        self.q, self.v = self.step_function(self.dynamics, self.q, self.v, tau, self.h)
+        if not self.braked:
+            self.q, self.v = self.step_function(self.dynamics, self.q, self.v, tau, self.h)
         self.t += self.h
         return tau

@@ -1,6 +1,6 @@
-"""Print the dynamics of the default arm at a few poses, from both backends side by side.
+"""Print the dynamics of an arm at a few poses, from both backends side by side.
 
-    python -m robo_dynamics.demo [--urdf PATH] [--tip LINK]
+    python -m robo_dynamics.compare [--urdf PATH] [--base LINK] [--tip LINK]
 """
 
 import argparse
