@@ -50,7 +50,7 @@ def imported_modules(path):
 
 
 def test_the_core_imports_neither_rclpy_nor_pinocchio():
-    for layer in ("spatial", "model", "algorithms", "control"):
+    for layer in ("spatial", "model", "algorithms", "control", "simulation"):
         for path in (PACKAGE_DIR / layer).rglob("*.py"):
             modules = set(imported_modules(path))
             assert not modules & {"rclpy", "pinocchio"}, path
