@@ -96,7 +96,8 @@ def test_computed_torque_matches_the_control_law():
         q_d, qd_d = q + rng.normal(0, 0.1, robot.dof), qd + rng.normal(0, 0.1, robot.dof)
         expected = (ref.mass_matrix(q) @ (qdd_d + Kp * (q_d - q) + Kd * (qd_d - qd))
                     + ref.coriolis_matrix(q, qd) @ qd + ref.gravity(q))
-        tau = computed_torque(ours, q, qd, q_d, qd_d, qdd_d, Kp, Kd)
+        terms = ours.dynamics_terms(q, qd)
+        tau = computed_torque(terms.M, terms.b, q, qd, q_d, qd_d, qdd_d, Kp, Kd)
         np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
 
 

@@ -339,6 +339,8 @@ def test_cross_check_is_reported_on_diagnostics(harness):
     assert float(_value(harness.inbox["diagnostics"][-1],
                         "cross_check_max_relative_difference")) < 1e-9
     assert float(_value(harness.inbox["diagnostics"][-1], "input_rate_hz")) > 0
+    assert 0 < float(_value(harness.inbox["diagnostics"][-1], "callback_p50_us")) <= float(
+        _value(harness.inbox["diagnostics"][-1], "callback_max_us"))
 
 
 @pytest.mark.parametrize("harness", [{"cross_check_rate": 20.0, "diagnostics_rate": 20.0,

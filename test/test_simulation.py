@@ -103,7 +103,8 @@ def closed_loop(sim_solver, controller, q_des, duration, Kp=100.0, Kd=20.0, mode
         if mode == "gravity":
             tau = controller.gravity(arm.q)
         else:
-            tau = computed_torque(controller, arm.q, arm.v, qd_, vd_, ad_, Kp, Kd)
+            terms = controller.dynamics_terms(arm.q, arm.v)
+            tau = computed_torque(terms.M, terms.b, arm.q, arm.v, qd_, vd_, ad_, Kp, Kd)
         tau = np.clip(tau, -model.effort_limit, model.effort_limit)
         arm.set_command(tau)
         arm.step()

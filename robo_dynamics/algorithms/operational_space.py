@@ -44,16 +44,18 @@ def operational_space(J, M, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_MAX):
     n = M.shape[0]
     M_inv_Jt = np.linalg.solve(M, J.T)                      # M⁻¹ Jᵀ, (n, 6)
     Lambda_inv = J @ M_inv_Jt
-    Lambda_inv = 0.5 * (Lambda_inv + Lambda_inv.T)
-    sigma, U = np.linalg.eigh(Lambda_inv)                    # ascending
+    sigma, U = np.linalg.eigh(Lambda_inv)                    # ascending; reads one triangle
     r = min(n, 6)
     sigma_1 = sigma[-1]
     sigma_r = sigma[6 - r]
     threshold = sigma_1 / kappa_max
     inverse = np.zeros(6)
-    active = sigma[6 - r:]
-    inverse[6 - r:] = np.where(active >= threshold, 1.0 / np.maximum(active, threshold),
-                               np.maximum(active, 0.0) / threshold ** 2)
+    if sigma_r >= threshold:                                 # the usual case: exact inverse
+        inverse[6 - r:] = 1.0 / sigma[6 - r:]
+    else:
+        active = sigma[6 - r:]
+        inverse[6 - r:] = np.where(active >= threshold, 1.0 / np.maximum(active, threshold),
+                                   np.maximum(active, 0.0) / threshold ** 2)
     Lambda = (U * inverse) @ U.T
     condition = sigma_1 / sigma_r if sigma_r > 0.0 else np.inf
     eta = p = None

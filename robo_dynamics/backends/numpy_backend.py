@@ -2,7 +2,9 @@
 
 from ..algorithms import (coriolis, crba, derivatives, forward_dynamics, jacobian, kinematics,
                           rnea)
-from .base import DynamicsSolver
+import numpy as np
+
+from .base import DynamicsSolver, DynamicsTerms
 
 
 class NumpySolver(DynamicsSolver):
@@ -18,6 +20,14 @@ class NumpySolver(DynamicsSolver):
 
     def _bias(self, q, qd):
         return rnea.bias(self.model, q, qd)
+
+    def _dynamics_terms(self, q, qd):
+        model, q1, zero = self.model, q[None], np.zeros((1, len(q)))
+        kin = kinematics.forward_kinematics(model, q1)          # one kinematics pass
+        return DynamicsTerms(crba.mass_matrix_batch(model, q1, kin=kin)[0],
+                             rnea.rnea_batch(model, q1, qd[None], zero, kin=kin)[0],
+                             rnea.rnea_batch(model, q1, zero, zero, kin=kin)[0],
+                             jacobian.jacobian_batch(model, q1, kin=kin)[0])
 
     def _mass_matrix(self, q):
         return crba.mass_matrix(self.model, q)

@@ -12,7 +12,7 @@ import pinocchio as pin
 from ..algorithms.jacobian import LOCAL, WORLD
 from ..errors import URDFError
 from ..spatial.rotations import cross
-from .base import DynamicsSolver
+from .base import DynamicsSolver, DynamicsTerms
 
 
 class PinocchioSolver(DynamicsSolver):
@@ -47,6 +47,11 @@ class PinocchioSolver(DynamicsSolver):
         self._idx_q = np.array(self._idx_q)
         self._idx_v = np.array(self._idx_v)
         self._continuous = np.array(self._continuous, dtype=bool)
+        # fast paths: Pinocchio's q and v are ours when no joint is locked or continuous
+        n = model.dof
+        self._same_q = pm.nq == n and np.array_equal(self._idx_q, np.arange(n))
+        self._same_v = pm.nv == n and np.array_equal(self._idx_v, np.arange(n))
+        self._lower = np.tril_indices(pm.nv, -1)
         self._last_joint = pm.getJointId(model.joint_names[-1])
         self._tip_frame = pm.getFrameId(model.tip_link)
         base_frame = pm.getFrameId(model.base_link)
@@ -57,25 +62,38 @@ class PinocchioSolver(DynamicsSolver):
         oMb = self.data.oMf[base_frame]
         self._R_wb = oMb.rotation.copy()
         self._p_wb = oMb.translation.copy()
+        self._base_is_world = bool(np.array_equal(self._R_wb, np.eye(3)))
         pm.gravity = pin.Motion(self._R_wb @ model.gravity, np.zeros(3))
 
     # -- conversions ---------------------------------------------------------------------
     def _q(self, q):
+        if self._same_q:
+            return q
         q_pin = pin.neutral(self.pin_model)
         q_pin[self._idx_q] = np.where(self._continuous, np.cos(q), q)
         q_pin[self._idx_q[self._continuous] + 1] = np.sin(q[self._continuous])
         return q_pin
 
     def _v(self, x):
+        if self._same_v:
+            return x
         v = np.zeros(self.pin_model.nv)
         v[self._idx_v] = x
         return v
 
     def _from_v(self, x):
-        return x[..., self._idx_v]
+        return x.copy() if self._same_v else x[..., self._idx_v]
+
+    def _symmetric(self, upper):
+        """The chain block of a matrix Pinocchio fills in its upper triangle (M, M⁻¹)."""
+        full = upper.copy()
+        full[self._lower] = full.T[self._lower]
+        return full if self._same_v else full[np.ix_(self._idx_v, self._idx_v)]
 
     def _to_base(self, X):
         """Rotate [linear; angular] rows of X from Pinocchio's world axes into base axes."""
+        if self._base_is_world:
+            return X
         Rt = self._R_wb.T
         return np.concatenate((Rt @ X[:3], Rt @ X[3:]), axis=0)
 
@@ -98,14 +116,23 @@ class PinocchioSolver(DynamicsSolver):
     def _gravity(self, q):
         return self._from_v(pin.computeGeneralizedGravity(self.pin_model, self.data, self._q(q)))
 
+    def _dynamics_terms(self, q, qd):
+        pm, data = self.pin_model, self.data
+        q_pin, v = self._q(q), self._v(qd)
+        pin.computeAllTerms(pm, data, q_pin, v)        # M (upper), nle, joint Jacobians
+        pin.updateFramePlacements(pm, data)
+        J = pin.getFrameJacobian(pm, data, self._tip_frame, pin.LOCAL_WORLD_ALIGNED)
+        J = J if self._same_v else J[:, self._idx_v]
+        return DynamicsTerms(self._symmetric(data.M), self._from_v(data.nle),
+                             self._from_v(pin.computeGeneralizedGravity(pm, data, q_pin)),
+                             self._to_base(J))
+
     def _bias(self, q, qd):
         return self._from_v(
             pin.nonLinearEffects(self.pin_model, self.data, self._q(q), self._v(qd)))
 
     def _mass_matrix(self, q):
-        M = pin.crba(self.pin_model, self.data, self._q(q))
-        M = np.triu(M) + np.triu(M, 1).T
-        return M[np.ix_(self._idx_v, self._idx_v)]
+        return self._symmetric(pin.crba(self.pin_model, self.data, self._q(q)))
 
     def _coriolis_matrix(self, q, qd):
         C = pin.computeCoriolisMatrix(self.pin_model, self.data, self._q(q), self._v(qd))
@@ -130,8 +157,7 @@ class PinocchioSolver(DynamicsSolver):
         Pinocchio fills one triangle (M in ∂τ/∂q̈, M⁻¹ in ∂q̈/∂τ)."""
         index = np.ix_(self._idx_v, self._idx_v)
         first, second, third = (np.array(m) for m in matrices)
-        third = np.triu(third) + np.triu(third, 1).T
-        return first[index], second[index], third[index]
+        return first[index], second[index], self._symmetric(third)
 
     def _jacobian(self, q, frame):
         pm, data = self.pin_model, self.data

@@ -6,8 +6,6 @@ are an error, as are non-finite values, duplicated names and arrays whose length
 A rejected message changes nothing.
 """
 
-import math
-
 import numpy as np
 
 
@@ -25,48 +23,59 @@ class JointStateMerger:
         n = len(self.joint_names)
         self.q = np.zeros(n)
         self.qd = np.zeros(n)
-        self.received_at = np.full(n, -math.inf)   # seconds, the caller's clock
+        self.received_at = np.full(n, -np.inf)     # seconds, the caller's clock
         self.rejected = 0
+        self._names = None       # names of the last accepted message, and where the chain
+        self._source = self._target = np.zeros(0, dtype=int)   # joints are in it
 
     def update(self, names, positions, velocities, now):
         """Take one message; return None if accepted, else the reason it was rejected.
 
         names, positions, velocities: the JointState fields (velocities may be empty: the
         velocity of those joints is then taken as zero). now: receipt time in seconds.
+        The name → index mapping is kept from one message to the next while the names
+        repeat, so a steady stream costs a few array operations per message.
         """
-        reason = self._check(names, positions, velocities)
-        if reason is not None:
-            self.rejected += 1
-            return reason
-        has_velocity = len(velocities) > 0
-        for k, name in enumerate(names):
-            i = self._index.get(name)
-            if i is None:
-                continue
-            self.q[i] = positions[k]
-            self.qd[i] = velocities[k] if has_velocity else 0.0
-            self.received_at[i] = now
+        if names != self._names:
+            reason = self._map(names)
+            if reason is not None:
+                self.rejected += 1
+                return reason
+        count = len(names)
+        if len(positions) != count:
+            return self._reject(f"{count} names but {len(positions)} positions")
+        if len(velocities) not in (0, count):
+            return self._reject(f"{count} names but {len(velocities)} velocities")
+        q = np.asarray(positions, dtype=float)[self._source]
+        qd = (np.asarray(velocities, dtype=float)[self._source] if len(velocities)
+              else np.zeros(len(self._source)))
+        finite = np.isfinite(q) & np.isfinite(qd)
+        if not finite.all():
+            bad = self.joint_names[self._target[np.argmin(finite)]]
+            return self._reject(f"non-finite value for joint '{bad}'")
+        self.q[self._target] = q
+        self.qd[self._target] = qd
+        self.received_at[self._target] = now
         return None
 
-    def _check(self, names, positions, velocities):
-        count = len(names)
-        if count == 0:
+    def _reject(self, reason):
+        self.rejected += 1
+        return reason
+
+    def _map(self, names):
+        """Check a new list of names and remember where the chain joints are in it."""
+        if len(names) == 0:
             return "empty message: no joint names"
-        if len(positions) != count:
-            return f"{count} names but {len(positions)} positions"
-        if len(velocities) not in (0, count):
-            return f"{count} names but {len(velocities)} velocities"
-        if len(set(names)) != count:
+        if len(set(names)) != len(names):
             return "duplicated joint names"
         if self._known is not None:
             unknown = [name for name in names if name not in self._known]
             if unknown:
                 return f"unknown joint names {unknown[:5]}"
-        for k, name in enumerate(names):
-            if name in self._index and not (
-                    math.isfinite(positions[k])
-                    and (not velocities or math.isfinite(velocities[k]))):
-                return f"non-finite value for joint '{name}'"
+        pairs = [(k, self._index[name]) for k, name in enumerate(names) if name in self._index]
+        self._source = np.array([k for k, _ in pairs], dtype=int)
+        self._target = np.array([i for _, i in pairs], dtype=int)
+        self._names = list(names)
         return None
 
     def complete(self):

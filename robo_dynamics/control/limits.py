@@ -12,7 +12,7 @@ def effort_bounds(effort_limit, scale=1.0):
 
 def clamp_effort(tau, bound):
     """(τ clamped to ±bound, whether anything was clamped). Raises if τ is not finite."""
-    if not np.all(np.isfinite(tau)):
+    if not np.isfinite(tau).all():
         raise FloatingPointError("effort has non-finite values")
-    clamped = np.clip(tau, -bound, bound)
-    return clamped, bool(np.any(clamped != tau))
+    clamped = np.minimum(np.maximum(tau, -bound), bound)
+    return clamped, bool((clamped != tau).any())

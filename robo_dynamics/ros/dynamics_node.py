@@ -15,6 +15,7 @@ The node converts messages, holds parameters and calls the library; it never cra
 what it receives: bad input is rejected, counted and reported.
 """
 
+import collections
 import functools
 import math
 import sys
@@ -39,6 +40,7 @@ from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, Inve
                                           SetPayload)
 
 from .. import load_robot, make_solver
+from ..algorithms.operational_space import operational_space
 from ..backends.cross_check import cross_check
 from ..control.computed_torque import computed_torque
 from ..control.friction import friction_torque
@@ -91,6 +93,7 @@ class DynamicsNode(Node):
         self.last_near_singular = False
         self.cross_check_result = {}
         self.rate_window = []      # receipt times of the last accepted messages
+        self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.model = self.solver = self.checker = self.merger = None
 
         self.pub_gravity = self.create_publisher(JointState, "~/gravity_torques", 10)
@@ -146,6 +149,13 @@ class DynamicsNode(Node):
         self.command_names = list(command)
         self.command_index = np.array([base.joint_index(name) for name in command])
         self.merger = JointStateMerger(base.joint_names, _joint_names_of(base.urdf_xml))
+        # messages reused on every cycle (the hot path only fills in numbers)
+        self.out_gravity = (self.pub_gravity, JointState(name=self.command_names),
+                            self.pub_gravity_cmd, Float64MultiArray())
+        self.out_ct = (self.pub_ct, JointState(name=self.command_names), self.pub_ct_cmd,
+                       Float64MultiArray())
+        self.out_lambda = OperationalSpaceInertia(
+            header=Header(frame_id=base.base_link), tip_frame=base.tip_link)
         self._rebuild_solvers()
         self._apply_parameters(None)
         self.get_logger().info(
@@ -224,6 +234,11 @@ class DynamicsNode(Node):
     def _on_joint_state(self, msg):
         if self.merger is None:
             return
+        started = time.perf_counter()
+        self._handle_joint_state(msg)
+        self.callback_seconds.append(time.perf_counter() - started)
+
+    def _handle_joint_state(self, msg):
         now = self._now()
         reason = self.merger.update(msg.name, msg.position, msg.velocity, now)
         if reason is not None:
@@ -248,33 +263,36 @@ class DynamicsNode(Node):
                                     throttle_duration_sec=THROTTLE)
 
     def _compute_and_publish(self, header, now):
-        q, qd = self.merger.q.copy(), self.merger.qd.copy()
+        q, qd = self.merger.q, self.merger.qd     # validated by the merger
+        terms = self.solver._dynamics_terms(q, qd)
         friction = friction_torque(qd, self.viscous, self.coulomb) if self.friction else 0.0
-        tau_g = self.solver.gravity(q) + friction
-        self._publish_effort(header, tau_g, self.pub_gravity, self.pub_gravity_cmd)
+        self._publish_effort(header, terms.g + friction, self.out_gravity)
         if self.trajectory is not None:
-            q_des, qd_des, qdd_des = self.trajectory.sample(now)
-            tau = computed_torque(self.solver, q, qd, q_des, qd_des, qdd_des, self.Kp, self.Kd)
-            self._publish_effort(header, tau + friction, self.pub_ct, self.pub_ct_cmd)
-        result = self.solver.operational_space(q)
+            tau = computed_torque(terms.M, terms.b, q, qd, *self.trajectory.sample(now),
+                                  self.Kp, self.Kd)
+            self._publish_effort(header, tau + friction, self.out_ct)
+        result = operational_space(terms.J, terms.M)
         self.last_condition, self.last_near_singular = (result.condition_number,
                                                         result.near_singular)
         if np.all(np.isfinite(result.Lambda)):
-            msg = OperationalSpaceInertia(
-                header=Header(stamp=header.stamp, frame_id=self.model.base_link),
-                tip_frame=self.model.tip_link, near_singular=result.near_singular,
-                condition_number=min(result.condition_number, CONDITION_CAP))
-            msg.lambda_matrix = result.Lambda.ravel().tolist()
+            msg = self.out_lambda
+            msg.header.stamp = header.stamp
+            msg.near_singular = result.near_singular
+            msg.condition_number = min(result.condition_number, CONDITION_CAP)
+            msg.lambda_matrix = result.Lambda.ravel()
             self.pub_lambda.publish(msg)
 
-    def _publish_effort(self, header, tau, pub_state, pub_command):
+    def _publish_effort(self, header, tau, outputs):
         """Clamp to the effort limits, then publish as JointState and Float64MultiArray."""
         tau, clamped = clamp_effort(tau, self.bound)   # raises on non-finite: not published
         self.clamped += clamped
-        command = tau[self.command_index]
-        pub_state.publish(JointState(header=header, name=self.command_names,
-                                     effort=command.tolist()))
-        pub_command.publish(Float64MultiArray(data=command.tolist()))
+        command = tau[self.command_index].tolist()
+        state_pub, state_msg, command_pub, command_msg = outputs
+        state_msg.header.stamp = header.stamp
+        state_msg.effort = command
+        state_pub.publish(state_msg)
+        command_msg.data = command
+        command_pub.publish(command_msg)
 
     # -- desired motion ----------------------------------------------------------------------
     def _on_trajectory(self, msg):
@@ -359,6 +377,12 @@ class DynamicsNode(Node):
                 "cross_check_max_relative_difference": f"{worst:.3g}",
                 "trajectory_active": str(self.trajectory is not None),
             }
+            if self.callback_seconds:
+                times = np.array(self.callback_seconds) * 1e6
+                values.update({f"callback_{name}_us": f"{value:.1f}" for name, value in (
+                    ("p50", np.percentile(times, 50)), ("p99", np.percentile(times, 99)),
+                    ("max", times.max()))})
+                values["callback_samples"] = str(len(times))
             for name, diff in self.cross_check_result.items():
                 values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
             stale = self.merger.stale_joints(now, self.stale_timeout)
