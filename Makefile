@@ -10,7 +10,7 @@ INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
                          interfaces/robo_dynamics_interfaces/CMakeLists.txt \
                          interfaces/robo_dynamics_interfaces/package.xml)
 
-.PHONY: demo test venv clean
+.PHONY: demo test venv clean bench
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
@@ -28,3 +28,6 @@ $(STAMP): requirements.txt $(INTERFACES) interfaces/install_into_venv.sh
 
 clean:
 	rm -rf $(VENV) build .pytest_cache
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.run

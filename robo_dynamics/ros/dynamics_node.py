@@ -50,6 +50,7 @@ from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
+from .spin import spin
 
 CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "jacobian",
                  "operational_space_inertia")
@@ -514,13 +515,7 @@ def main(args=None):
         print(f"dynamics_node: cannot start: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
         return 1
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin(node)
     return 0
 
 

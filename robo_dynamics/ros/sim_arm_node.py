@@ -24,6 +24,7 @@ from ..errors import RoboDynamicsError
 from ..simulation.integrators import INTEGRATORS
 from ..simulation.simulated_arm import SimulatedArm
 from ..spatial.inertia import inertia_tensor
+from .spin import spin
 
 THROTTLE = 2.0
 MAX_CATCH_UP = 20          # integration steps per timer tick at most
@@ -142,13 +143,7 @@ def main(args=None):
         print(f"sim_arm: cannot start: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
         return 1
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin(node)
     return 0
 
 

@@ -1,0 +1,30 @@
+"""The zero-compute floor: subscribe to joint_states, copy, publish on echo. Run by
+benchmarks/run.py in its own process, on the loopback like everything else there."""
+
+import sys
+
+import rclpy
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from robo_dynamics.ros.spin import spin
+
+
+class EchoNode(Node):
+    def __init__(self):
+        super().__init__("echo_node")
+        self.pub = self.create_publisher(JointState, "echo", 10)
+        self.create_subscription(JointState, "joint_states", self._on_state, 10)
+
+    def _on_state(self, msg):
+        self.pub.publish(JointState(header=msg.header, name=msg.name, effort=msg.position))
+
+
+def main():
+    rclpy.init()
+    spin(EchoNode())          # the same executor as dynamics_node: a like-for-like floor
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
