@@ -309,7 +309,8 @@ def main(argv=None):
         sections.append(
             f"## 3. The node at 1 kHz\n\nA driver publishes `JointState` for the Panda at "
             f"1 kHz for {args.node_seconds:.0f} s; dynamics_node computes gravity compensation, "
-            "computed torque (to a set-point) and Λ for each and publishes them. Latency: "
+            "computed torque (to a set-point) and Λ for each; it publishes each output that has "
+            "a subscriber (here the driver listens to the computed torque). Latency: "
             "from the joint state's stamp to the driver's receipt of the computed torque. The "
             "same driver against an echo node (subscribe, copy, publish) gives the floor.\n\n"
             + table + "\n\nCallback time inside the node (last 2000 callbacks): "

@@ -264,6 +264,8 @@ class DynamicsNode(Node):
                                     throttle_duration_sec=THROTTLE)
 
     def _compute_and_publish(self, header, now):
+        """Compute everything for this state; publish each output only when it has a
+        subscriber (publishing to nobody still costs the serialisation)."""
         q, qd = self.merger.q, self.merger.qd     # validated by the merger
         terms = self.solver._dynamics_terms(q, qd)
         friction = friction_torque(qd, self.viscous, self.coulomb) if self.friction else 0.0
@@ -275,7 +277,7 @@ class DynamicsNode(Node):
         result = operational_space(terms.J, terms.M)
         self.last_condition, self.last_near_singular = (result.condition_number,
                                                         result.near_singular)
-        if np.all(np.isfinite(result.Lambda)):
+        if self.pub_lambda.get_subscription_count() and np.isfinite(result.Lambda).all():
             msg = self.out_lambda
             msg.header.stamp = header.stamp
             msg.near_singular = result.near_singular
@@ -284,16 +286,19 @@ class DynamicsNode(Node):
             self.pub_lambda.publish(msg)
 
     def _publish_effort(self, header, tau, outputs):
-        """Clamp to the effort limits, then publish as JointState and Float64MultiArray."""
+        """Clamp to the effort limits, then publish as JointState and Float64MultiArray (each
+        only when subscribed)."""
         tau, clamped = clamp_effort(tau, self.bound)   # raises on non-finite: not published
         self.clamped += clamped
         command = tau[self.command_index].tolist()
         state_pub, state_msg, command_pub, command_msg = outputs
-        state_msg.header.stamp = header.stamp
-        state_msg.effort = command
-        state_pub.publish(state_msg)
-        command_msg.data = command
-        command_pub.publish(command_msg)
+        if state_pub.get_subscription_count():
+            state_msg.header.stamp = header.stamp
+            state_msg.effort = command
+            state_pub.publish(state_msg)
+        if command_pub.get_subscription_count():
+            command_msg.data = command
+            command_pub.publish(command_msg)
 
     # -- desired motion ----------------------------------------------------------------------
     def _on_trajectory(self, msg):
