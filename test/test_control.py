@@ -37,6 +37,7 @@ def test_merger_maps_by_name_and_merges_partial_messages():
     (["a", "ghost"], [1.0, 2.0], [], "unknown joint names ['ghost']"),
     (["a", "b"], [1.0, math.nan], [], "non-finite value for joint 'b'"),
     (["a", "b"], [1.0, 2.0], [0.0, math.inf], "non-finite value for joint 'b'"),
+    (["a", "b"], [1e300, 2.0], [], "implausible value for joint 'a'"),
 ])
 def test_merger_rejects_bad_messages_and_keeps_its_state(names, positions, velocities, reason):
     merger = JointStateMerger(CHAIN, known_joints=CHAIN)

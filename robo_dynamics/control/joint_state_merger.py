@@ -2,11 +2,17 @@
 
 Joints are mapped by name, never by index. Joints the robot description knows but the chain
 does not use (gripper fingers, other arms) are ignored; names the description does not know
-are an error, as are non-finite values, duplicated names and arrays whose lengths disagree.
+are an error, as are non-finite or implausibly large values, duplicated names and arrays
+whose lengths disagree.
 A rejected message changes nothing.
 """
 
 import numpy as np
+
+# Positions [rad or m] and velocities [rad/s or m/s] beyond this are sensor faults, not states
+# of an arm (a continuous joint would need 160 turns); they are rejected before they can
+# overflow the dynamics.
+PLAUSIBLE = 1e3
 
 
 class JointStateMerger:
@@ -53,6 +59,11 @@ class JointStateMerger:
         if not finite.all():
             bad = self.joint_names[self._target[np.argmin(finite)]]
             return self._reject(f"non-finite value for joint '{bad}'")
+        plausible = (np.abs(q) <= PLAUSIBLE) & (np.abs(qd) <= PLAUSIBLE)
+        if not plausible.all():
+            bad = self.joint_names[self._target[np.argmin(plausible)]]
+            return self._reject(f"implausible value for joint '{bad}' (|q| or |qd| > "
+                                f"{PLAUSIBLE:g})")
         self.q[self._target] = q
         self.qd[self._target] = qd
         self.received_at[self._target] = now

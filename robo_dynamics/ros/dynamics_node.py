@@ -244,7 +244,7 @@ class DynamicsNode(Node):
         reason = self.merger.update(msg.name, msg.position, msg.velocity, now)
         if reason is not None:
             self.rejected_reason = reason
-            self.get_logger().warn(f"joint_states rejected ({self.merger.rejected} so far): "
+            self.get_logger().warning(f"joint_states rejected ({self.merger.rejected} so far): "
                                    f"{reason}", throttle_duration_sec=THROTTLE)
             return
         self.received += 1
@@ -308,7 +308,7 @@ class DynamicsNode(Node):
             self.trajectory = conversions.trajectory_from_msg(msg, self.model.joint_names,
                                                               self._now())
         except ValueError as exc:
-            self.get_logger().warn(f"desired trajectory rejected: {exc}",
+            self.get_logger().warning(f"desired trajectory rejected: {exc}",
                                    throttle_duration_sec=THROTTLE)
 
     def _on_set_point(self, msg):
@@ -323,7 +323,7 @@ class DynamicsNode(Node):
             qd = qd[index] if len(msg.velocity) else qd
             self.trajectory = SetPoint(q, qd)
         except ValueError as exc:
-            self.get_logger().warn(f"desired state rejected: {exc}",
+            self.get_logger().warning(f"desired state rejected: {exc}",
                                    throttle_duration_sec=THROTTLE)
 
     # -- periodic work -------------------------------------------------------------------------
