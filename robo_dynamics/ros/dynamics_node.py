@@ -440,7 +440,7 @@ class DynamicsNode(Node):
             elif frame_id not in ("", self.model.base_link):
                 raise ValueError(f"tip_wrench frame_id must be '{self.model.base_link}' "
                                  f"(or empty) or '{self.model.tip_link}', got '{frame_id}'")
-        tau = self.solver.inverse_dynamics(q, qd, qdd, f_tip, frame)
+        tau = _finite(self.solver.inverse_dynamics(q, qd, qdd, f_tip, frame), "effort")
         response.joint_names = order
         response.effort = _in_order(tau, order, self.model).tolist()
 
@@ -448,15 +448,16 @@ class DynamicsNode(Node):
     def _srv_forward_dynamics(self, request, response):
         order, (q, qd, tau) = self._request_state(request, "positions", "velocities",
                                                   "efforts")
-        qdd = self.solver.forward_dynamics(q, qd, tau)
+        qdd = _finite(self.solver.forward_dynamics(q, qd, tau), "accelerations")
         response.joint_names = order
         response.accelerations = _in_order(qdd, order, self.model).tolist()
 
     @_service
     def _srv_compute_dynamics(self, request, response):
         _, (q, qd) = self._request_state(request, "positions", "velocities")
-        g = self.solver.gravity(q)
+        g = _finite(self.solver.gravity(q), "gravity")
         result = self.solver.operational_space(q)
+        _finite(self.solver.bias(q, qd), "Coriolis terms")
         response.joint_names = list(self.model.joint_names)
         response.dof = self.model.dof
         response.mass_matrix = self.solver.mass_matrix(q).ravel().tolist()
@@ -500,6 +501,13 @@ _UNSET = {  # parameters without a default are declared by type and stay unset u
     parameters.ParameterType.PARAMETER_STRING_ARRAY: Parameter.Type.STRING_ARRAY,
     parameters.ParameterType.PARAMETER_DOUBLE_ARRAY: Parameter.Type.DOUBLE_ARRAY,
 }
+
+
+def _finite(values, what):
+    """values, or ValueError when the inputs were finite but too large for a finite result."""
+    if not np.isfinite(values).all():
+        raise ValueError(f"{what} is not finite: the inputs are out of range")
+    return values
 
 
 def _in_order(values, order, model):

@@ -1,0 +1,120 @@
+"""Every service answers generated bad requests with success = false and a message, and the
+node keeps working (hypothesis; the service callbacks are called in-process)."""
+
+import math
+
+import numpy as np
+import pytest
+import rclpy
+from hypothesis import HealthCheck, given, settings, strategies as st
+from rclpy.parameter import Parameter
+
+from robo_dynamics.ros.dynamics_node import DynamicsNode
+from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
+                                          SetPayload)
+from conftest import SHIPPED
+
+URDF = str(SHIPPED / "rd_ur5e.urdf")
+NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
+         "wrist_2_joint", "wrist_3_joint"]
+SETTINGS = settings(max_examples=300, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+number = st.one_of(st.floats(-3.0, 3.0), st.sampled_from([math.nan, math.inf, -math.inf]),
+                   st.floats(allow_nan=False, allow_infinity=False))
+vector = st.lists(number, max_size=8)
+names = st.one_of(st.just([]), st.permutations(NAMES).map(list),
+                  st.lists(st.sampled_from(NAMES + ["ghost", ""]), max_size=8))
+
+
+@pytest.fixture(scope="module")
+def node():
+    rclpy.init()
+    n = DynamicsNode(parameter_overrides=[Parameter("robot_description_file", value=URDF)])
+    yield n
+    n.destroy_node()
+    rclpy.shutdown()
+
+
+def valid_state(joint_names, *arrays, optional=()):
+    """Independent statement of what a request must satisfy (names, lengths, finiteness)."""
+    if joint_names and (sorted(joint_names) != sorted(NAMES)):
+        return False
+    for index, array in enumerate(arrays):
+        if index in optional and len(array) == 0:
+            continue
+        if len(array) != 6 or not all(math.isfinite(v) for v in array):
+            return False
+    return True
+
+
+def check(response, fields, request_valid, ordinary):
+    """success only for a valid request, then with finite results; an ordinary valid request
+    (every value below 1e3) must succeed; a refusal always says why."""
+    assert isinstance(response.success, bool)
+    if response.success:
+        assert request_valid
+        for field in fields:
+            assert np.all(np.isfinite(getattr(response, field)))
+    else:
+        assert response.message
+        assert not (request_valid and ordinary), response.message
+
+
+def ordinary(*arrays):
+    return all(abs(v) < 1e3 for array in arrays for v in array)
+
+
+@SETTINGS
+@given(names, vector, vector, vector)
+def test_inverse_dynamics_requests(node, joint_names, q, qd, qdd):
+    response = node._srv_inverse_dynamics(InverseDynamics.Request(
+        joint_names=joint_names, positions=q, velocities=qd, accelerations=qdd),
+        InverseDynamics.Response())
+    check(response, ["effort"], valid_state(joint_names, q, qd, qdd, optional=(1, 2)),
+          ordinary(q, qd, qdd))
+
+
+@SETTINGS
+@given(names, vector, vector, vector)
+def test_forward_dynamics_requests(node, joint_names, q, qd, tau):
+    response = node._srv_forward_dynamics(ForwardDynamics.Request(
+        joint_names=joint_names, positions=q, velocities=qd, efforts=tau),
+        ForwardDynamics.Response())
+    check(response, ["accelerations"], valid_state(joint_names, q, qd, tau, optional=(1,)),
+          ordinary(q, qd, tau))
+
+
+@SETTINGS
+@given(names, vector, vector)
+def test_compute_dynamics_requests(node, joint_names, q, qd):
+    response = node._srv_compute_dynamics(ComputeDynamics.Request(
+        joint_names=joint_names, positions=q, velocities=qd), ComputeDynamics.Response())
+    check(response, ["mass_matrix", "coriolis", "gravity", "jacobian",
+                     "operational_space_inertia"],
+          valid_state(joint_names, q, qd, optional=(1,)), ordinary(q, qd))
+
+
+@SETTINGS
+@given(st.sampled_from(["tool0", "wrist_3_link", "base_link", "nowhere", ""]), number,
+       st.lists(number, min_size=9, max_size=9))
+def test_set_payload_requests(node, link, mass, numbers):
+    request = SetPayload.Request(link=link, mass=mass)
+    request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z = numbers[:3]
+    (request.ixx, request.ixy, request.ixz, request.iyy, request.iyz,
+     request.izz) = numbers[3:]
+    response = node._srv_set_payload(request, SetPayload.Response())
+    if not response.success:
+        assert response.message
+    else:
+        assert link in ("tool0", "wrist_3_link") and math.isfinite(mass) and mass >= 0
+        # undo, so that later examples start from the bare arm
+        assert node._srv_set_payload(SetPayload.Request(link=link, mass=0.0),
+                                     SetPayload.Response()).success
+
+
+def test_node_still_computes_after_the_fuzzing(node):
+    response = node._srv_inverse_dynamics(InverseDynamics.Request(positions=[0.0] * 6),
+                                          InverseDynamics.Response())
+    assert response.success and all(math.isfinite(v) for v in response.effort)
+    assert node.solver.model.payloads == ()
