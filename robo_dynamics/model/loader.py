@@ -85,6 +85,7 @@ def load_robot(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81))
         columns["com"].append(com)
         columns["inertia"].append(inertia)
         T_prev = np.eye(4)
+    _check_every_joint_moves_mass(chain, columns)
     locked = tuple(sorted(
         joint.name for joint in tree.joints_below(chain[0].child)
         if joint.type in MOVABLE and joint.name not in chain_names))
@@ -102,6 +103,15 @@ def load_robot(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81))
         urdf_xml=xml_text,
         **{key: np.array(value, dtype=float) for key, value in columns.items()},
     )
+
+
+def _check_every_joint_moves_mass(chain, columns):
+    """M(q) is singular when a joint carries nothing: no mass and no inertia outboard."""
+    mass, inertia = np.array(columns["mass"]), np.array(columns["inertia"])
+    for i, joint in enumerate(chain):
+        if mass[i:].sum() == 0.0 and not np.any(inertia[i:]):
+            raise URDFError(f"joint '{joint.name}' ({joint.type}): no mass or inertia beyond "
+                            "it, so the mass matrix would be singular")
 
 
 class _Tree:
