@@ -10,7 +10,7 @@ INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
                          interfaces/robo_dynamics_interfaces/CMakeLists.txt \
                          interfaces/robo_dynamics_interfaces/package.xml)
 
-.PHONY: demo test venv clean bench
+.PHONY: demo test venv clean bench soak
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
@@ -31,3 +31,6 @@ clean:
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run
+
+soak: $(STAMP)
+	$(PY) -m benchmarks.soak

@@ -32,13 +32,13 @@ def _report(robot, rnea, pino, name, q):
     M_a, M_b = rnea.mass_matrix(q), pino.mass_matrix(q)
     lines.append("  mass matrix M(q) (rnea):")
     lines += ["    " + "".join(f"{v:>9.4f}" for v in row) for row in M_a]
-    lines.append(f"  max |M_rnea - M_pinocchio| / max |M_pinocchio|: relative "
+    lines.append(f"  max |M_rnea - M_pinocchio| / max(max |M_pinocchio|, 1): "
                  f"{difference(M_a, M_b).max_rel:.1e}")
     os_a, os_b = rnea.operational_space(q), pino.operational_space(q)
     lines.append(f"  operational-space inertia Λ at '{robot.tip_link}' "
                  "(rows/cols [x y z rx ry rz], base axes) (rnea):")
     lines += ["    " + "".join(f"{v:>10.4f}" for v in row) for row in os_a.Lambda]
-    lines.append(f"  max |Λ_rnea - Λ_pinocchio| / max |Λ_pinocchio|: relative "
+    lines.append(f"  max |Λ_rnea - Λ_pinocchio| / max(max |Λ_pinocchio|, 1): "
                  f"{difference(os_a.Lambda, os_b.Lambda).max_rel:.1e}"
                  f", condition number {os_a.condition_number:.3g}"
                  f"{' (near singular)' if os_a.near_singular else ''}")

@@ -77,7 +77,7 @@ def test_compare_prints_both_backends_and_their_difference(capsys):
     assert len(lines) == 6
     for line in lines:  # at the singular zero pose Λ is regularised: κ_max · ε ≈ 1e-8
         bound = 1e-7 if "near singular" in line else 1e-9
-        assert float(line.split("relative ")[1].split(",")[0]) < bound, line
+        assert float(line.split("1): ")[1].split(",")[0]) < bound, line
 
 
 def test_public_api():

@@ -27,11 +27,13 @@ def evaluate(solver, q, qd, qdd, tau):
 
 
 def difference(a, b):
-    """max |a − b| and that divided by max |b| (a norm-wise relative error; 0/0 → 0)."""
+    """max |a − b|, and that divided by max(max |b|, 1): a norm-wise relative error that does
+    not blow up when the reference is (nearly) zero, e.g. C q̇ of an arm at rest, where it
+    becomes the absolute error in SI units."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     max_abs = float(np.max(np.abs(a - b))) if a.size else 0.0
     scale = float(np.max(np.abs(b))) if b.size else 0.0
-    return Difference(max_abs, max_abs / scale if scale > 0.0 else max_abs)
+    return Difference(max_abs, max_abs / max(scale, 1.0))
 
 
 def cross_check(solver, reference, q, qd, qdd, quantities=QUANTITIES):

@@ -1,0 +1,117 @@
+"""Soak: the closed loop (sim_arm at 1 kHz → dynamics_node → sim_arm) for a long run.
+
+    make soak             (= .venv/bin/python -m benchmarks.soak, 10 minutes)
+    python -m benchmarks.soak [--minutes 10] [--rate 1000]
+
+Computed torque towards a set-point that alternates between two poses every 2 s. Reports
+RSS of both processes at start and end, joint states published and accepted (drops), the
+node's rejections, computation errors and callback times. Loopback only, own ROS domain.
+"""
+
+import argparse
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from benchmarks.run import REPO, isolate_ros, process_stats
+
+POSES = (np.array([0.3, -1.2, 1.4, -0.9, 1.2, 0.4]), np.array([0.6, -1.0, 1.1, -1.2, 0.9, 0.8]))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--rate", type=float, default=1000.0)
+    args = parser.parse_args(argv)
+    isolate_ros()
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    urdf = REPO / "urdf" / "rd_ur5e.urdf"
+    common = ["--ros-args", "--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
+                          "-p", f"initial_positions:={POSES[0].tolist()}",
+                          "-p", f"publish_rate:={args.rate}",
+                          "-r", "effort_commands:=/dynamics_node/computed_torque_command"]),
+        subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
+                          "-p", "marker_rate:=0.0"])]
+    rclpy.init()
+    node = rclpy.create_node("soak_driver")
+    counts, diagnostics = {"states": 0}, {}
+    node.create_subscription(JointState, "/joint_states",
+                             lambda m: counts.__setitem__("states", counts["states"] + 1), 1000)
+
+    def on_diagnostics(msg):
+        for status in msg.status:
+            if status.name.startswith("robo_dynamics"):
+                diagnostics.update({kv.key: kv.value for kv in status.values})
+                diagnostics["level"] = int.from_bytes(status.level, "little") \
+                    if isinstance(status.level, bytes) else int(status.level)
+
+    node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
+    set_point = node.create_publisher(JointState, "/dynamics_node/desired_state", 10)
+    names = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
+             "wrist_2_joint", "wrist_3_joint"]
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        start = time.monotonic()
+        while counts["states"] == 0 and time.monotonic() - start < 30:
+            set_point.publish(JointState(name=names, position=POSES[0].tolist()))
+            executor.spin_once(timeout_sec=0.05)
+        time.sleep(1.0)
+        stats0 = [process_stats(p.pid) for p in processes]
+        executor.spin_once(timeout_sec=0.1)
+        accepted0 = int(diagnostics.get("messages_accepted", 0))
+        counts["states"] = 0
+        start, last_switch, pose = time.monotonic(), 0.0, 0
+        duration = 60.0 * args.minutes
+        while time.monotonic() - start < duration:
+            now = time.monotonic() - start
+            if now - last_switch >= 2.0:
+                pose, last_switch = 1 - pose, now
+                set_point.publish(JointState(name=names, position=POSES[pose].tolist()))
+            executor.spin_once(timeout_sec=0.01)
+            if any(p.poll() is not None for p in processes):
+                raise RuntimeError("a node died during the soak")
+        end_wait = time.monotonic() + 2.5
+        while time.monotonic() < end_wait:
+            executor.spin_once(timeout_sec=0.01)
+        stats1 = [process_stats(p.pid) for p in processes]
+        elapsed = time.monotonic() - start
+    finally:
+        for p in processes:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in processes:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    accepted = int(diagnostics.get("messages_accepted", 0)) - accepted0
+    print(f"soak: {elapsed / 60:.1f} min at {args.rate:.0f} Hz")
+    for name, (cpu0, rss0), (cpu1, rss1) in zip(("sim_arm", "dynamics_node"), stats0, stats1):
+        print(f"  {name:<14} RSS {rss0:.1f} → {rss1:.1f} MiB, CPU {100 * (cpu1 - cpu0) / elapsed:.0f} %")
+    print(f"  joint states seen by the driver: {counts['states']} "
+          f"({counts['states'] / elapsed:.0f} /s); accepted by the node: {accepted} "
+          f"(≈ {max(counts['states'] - accepted, 0)} not processed)")
+    print(f"  node: rejected {diagnostics.get('messages_rejected')}, errors "
+          f"{diagnostics.get('computation_errors')}, clamped {diagnostics.get('commands_clamped')}, "
+          f"callback p50/p99/max {diagnostics.get('callback_p50_us')}/"
+          f"{diagnostics.get('callback_p99_us')}/{diagnostics.get('callback_max_us')} µs, "
+          f"cross-check max relative difference "
+          f"{diagnostics.get('cross_check_max_relative_difference')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
