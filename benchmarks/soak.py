@@ -3,7 +3,8 @@
     make soak             (= .venv/bin/python -m benchmarks.soak, 10 minutes)
     python -m benchmarks.soak [--minutes 10] [--rate 1000]
 
-Computed torque towards a set-point that alternates between two poses every 2 s. Reports
+Computed-torque tracking of the demo's smooth 6-joint motion, sent as consecutive 10 s
+trajectory segments of one periodic path, so the arm moves for the whole run. Reports
 RSS of both processes at start and end, joint states published and accepted (drops), the
 node's rejections, computation errors and callback times. Loopback only, own ROS domain.
 """
@@ -17,8 +18,9 @@ import time
 import numpy as np
 
 from benchmarks.run import REPO, isolate_ros, process_stats
+from robo_dynamics.ros.demo import Q0, desired
 
-POSES = (np.array([0.3, -1.2, 1.4, -0.9, 1.2, 0.4]), np.array([0.6, -1.0, 1.1, -1.2, 0.9, 0.8]))
+SEGMENT = 10.0       # s of trajectory per message
 
 
 def main(argv=None):
@@ -36,7 +38,7 @@ def main(argv=None):
     common = ["--ros-args", "--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
     processes = [
         subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
-                          "-p", f"initial_positions:={POSES[0].tolist()}",
+                          "-p", f"initial_positions:={Q0.tolist()}",
                           "-p", f"publish_rate:={args.rate}",
                           "-r", "effort_commands:=/dynamics_node/computed_torque_command"]),
         subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
@@ -55,28 +57,40 @@ def main(argv=None):
                     if isinstance(status.level, bytes) else int(status.level)
 
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
-    set_point = node.create_publisher(JointState, "/dynamics_node/desired_state", 10)
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    trajectory = node.create_publisher(JointTrajectory, "/dynamics_node/desired_trajectory", 10)
     names = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
              "wrist_2_joint", "wrist_3_joint"]
+
+    def segment(start_time, offset):
+        """Points of the periodic path from `offset` s on, stamped to start at start_time."""
+        msg = JointTrajectory(joint_names=names)
+        msg.header.stamp = rclpy.time.Time(seconds=start_time).to_msg()
+        for t in np.arange(0.0, SEGMENT + 1e-9, 0.02):
+            q, qd, qdd = desired(offset + t)
+            point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(),
+                                         accelerations=qdd.tolist())
+            point.time_from_start = rclpy.duration.Duration(seconds=float(t)).to_msg()
+            msg.points.append(point)
+        return msg
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
         start = time.monotonic()
-        while counts["states"] == 0 and time.monotonic() - start < 30:
-            set_point.publish(JointState(name=names, position=POSES[0].tolist()))
+        while not diagnostics and time.monotonic() - start < 30:   # both nodes are up
             executor.spin_once(timeout_sec=0.05)
         time.sleep(1.0)
         stats0 = [process_stats(p.pid) for p in processes]
         executor.spin_once(timeout_sec=0.1)
         accepted0 = int(diagnostics.get("messages_accepted", 0))
         counts["states"] = 0
-        start, last_switch, pose = time.monotonic(), 0.0, 0
+        clock_start = node.get_clock().now().nanoseconds * 1e-9 + 0.5
+        start, sent_until = time.monotonic(), 0.0
         duration = 60.0 * args.minutes
         while time.monotonic() - start < duration:
-            now = time.monotonic() - start
-            if now - last_switch >= 2.0:
-                pose, last_switch = 1 - pose, now
-                set_point.publish(JointState(name=names, position=POSES[pose].tolist()))
+            if time.monotonic() - start > sent_until - 2.0:        # next segment, in time
+                trajectory.publish(segment(clock_start + sent_until, sent_until))
+                sent_until += SEGMENT
             executor.spin_once(timeout_sec=0.01)
             if any(p.poll() is not None for p in processes):
                 raise RuntimeError("a node died during the soak")
@@ -106,6 +120,7 @@ def main(argv=None):
           f"(≈ {max(counts['states'] - accepted, 0)} not processed)")
     print(f"  node: rejected {diagnostics.get('messages_rejected')}, errors "
           f"{diagnostics.get('computation_errors')}, clamped {diagnostics.get('commands_clamped')}, "
+          f"input {diagnostics.get('input_rate_hz')} Hz, "
           f"callback p50/p99/max {diagnostics.get('callback_p50_us')}/"
           f"{diagnostics.get('callback_p99_us')}/{diagnostics.get('callback_max_us')} µs, "
           f"cross-check max relative difference "

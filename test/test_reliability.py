@@ -137,7 +137,7 @@ def test_commands_stop_within_the_timeout_and_resume(ros):
 
 def test_bursts_do_not_grow_queues(ros):
     """A burst of 10× the nominal rate (10 000 messages as fast as they can be sent): the
-    subscription keeps the newest 100 (KEEP_LAST), the node keeps up afterwards, memory
+    subscription keeps the newest 10 (KEEP_LAST), the node keeps up afterwards, memory
     stays put."""
     import resource
     node, peer, pub, inbox, executor = make_harness()

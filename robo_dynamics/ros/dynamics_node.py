@@ -93,7 +93,7 @@ class DynamicsNode(Node):
         self.last_condition = math.nan
         self.last_near_singular = False
         self.cross_check_result = {}
-        self.rate_window = []      # receipt times of the last accepted messages
+        self.rate_window = collections.deque(maxlen=20_000)  # receipt times of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.model = self.solver = self.checker = self.merger = None
 
@@ -108,7 +108,9 @@ class DynamicsNode(Node):
         self.pub_wrench = self.create_publisher(WrenchStamped, "~/tip_wrench", 1)
         self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
 
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, 100)
+        # depth 10: a node that falls behind skips to recent states instead of controlling
+        # from a growing backlog of old ones
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, 10)
         self.create_subscription(JointTrajectory, "~/desired_trajectory", self._on_trajectory, 10)
         self.create_subscription(JointState, "~/desired_state", self._on_set_point, 10)
         self.create_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse_dynamics)
@@ -245,12 +247,10 @@ class DynamicsNode(Node):
         if reason is not None:
             self.rejected_reason = reason
             self.get_logger().warning(f"joint_states rejected ({self.merger.rejected} so far): "
-                                   f"{reason}", throttle_duration_sec=THROTTLE)
+                                      f"{reason}", throttle_duration_sec=THROTTLE)
             return
         self.received += 1
         self.rate_window.append(now)
-        if len(self.rate_window) > 200:
-            del self.rate_window[:100]
         if not self.merger.complete():
             return
         self.stale = self.merger.age(now) > self.stale_timeout
@@ -309,7 +309,7 @@ class DynamicsNode(Node):
                                                               self._now())
         except ValueError as exc:
             self.get_logger().warning(f"desired trajectory rejected: {exc}",
-                                   throttle_duration_sec=THROTTLE)
+                                      throttle_duration_sec=THROTTLE)
 
     def _on_set_point(self, msg):
         if self.model is None:
@@ -324,7 +324,7 @@ class DynamicsNode(Node):
             self.trajectory = SetPoint(q, qd)
         except ValueError as exc:
             self.get_logger().warning(f"desired state rejected: {exc}",
-                                   throttle_duration_sec=THROTTLE)
+                                      throttle_duration_sec=THROTTLE)
 
     # -- periodic work -------------------------------------------------------------------------
     def _cross_check(self):

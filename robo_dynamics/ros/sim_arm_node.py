@@ -108,9 +108,10 @@ class SimArmNode(Node):
         data = np.asarray(msg.data, dtype=float)
         if data.shape != self.command_index.shape or not np.all(np.isfinite(data)):
             self.rejected += 1
-            self.get_logger().warning(f"effort command rejected ({self.rejected} so far): expected "
-                                   f"{self.command_index.size} finite values, got {data.size}",
-                                   throttle_duration_sec=THROTTLE)
+            self.get_logger().warning(
+                f"effort command rejected ({self.rejected} so far): expected "
+                f"{self.command_index.size} finite values, got {data.size}",
+                throttle_duration_sec=THROTTLE)
             return
         tau = np.zeros(self.model.dof)                 # joints not commanded get zero
         tau[self.command_index] = data
