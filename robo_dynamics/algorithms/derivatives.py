@@ -27,6 +27,7 @@ import numpy as np
 
 from ..spatial.motion import ad, ad_star, bar, cross_force, cross_motion
 from .crba import mass_matrix_batch, screw_axes, spatial_inertias
+from .forward_dynamics import forward_dynamics
 from .kinematics import forward_kinematics
 from .rnea import body_wrenches, outward_pass
 
@@ -85,7 +86,6 @@ def rnea_derivatives(model, q, qd, qdd):
 
 def forward_dynamics_derivatives(model, q, qd, tau):
     """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ) for one state, each (n, n); see the module docstring."""
-    from .forward_dynamics import forward_dynamics
     qdd = forward_dynamics(model, q, qd, tau)
     dtau_dq, dtau_dqd, M = rnea_derivatives(model, q, qd, qdd)
     M_inv = np.linalg.solve(M, np.eye(len(q)))

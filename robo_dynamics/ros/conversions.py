@@ -1,7 +1,6 @@
 """Message ↔ NumPy conversions. Joints are matched by name, never by position."""
 
 import numpy as np
-from builtin_interfaces.msg import Time
 
 from ..control.trajectory import Trajectory
 
@@ -9,12 +8,6 @@ from ..control.trajectory import Trajectory
 def seconds(stamp):
     """builtin_interfaces/Time → float seconds."""
     return stamp.sec + stamp.nanosec * 1e-9
-
-
-def to_stamp(t):
-    """float seconds → builtin_interfaces/Time."""
-    sec = int(np.floor(t))
-    return Time(sec=sec, nanosec=int((t - sec) * 1e9))
 
 
 def order_of(names, reference, what="joint_names"):
