@@ -11,7 +11,6 @@ import argparse
 import os
 import pathlib
 import platform
-import signal
 import subprocess
 import sys
 import sysconfig
@@ -155,6 +154,7 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None):
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
+    from robo_dynamics.ros.demo import stop_processes
     process = subprocess.Popen(command)
     node = rclpy.create_node("benchmark_driver")
     received, latencies, diagnostics = [0], [], {}
@@ -217,11 +217,7 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None):
             executor.spin_once(timeout_sec=0.01)
         cpu1, rss_end = process_stats(process.pid)
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_processes([process])
         executor.shutdown()
         node.destroy_node()
     lat = np.array(latencies)

@@ -10,7 +10,6 @@ node's rejections, computation errors and callback times. Loopback only, own ROS
 """
 
 import argparse
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ import time
 import numpy as np
 
 from benchmarks.run import REPO, isolate_ros, process_stats
-from robo_dynamics.ros.demo import Q0, desired
+from robo_dynamics.ros.demo import Q0, desired, stop_processes
 
 SEGMENT = 10.0       # s of trajectory per message
 
@@ -100,14 +99,7 @@ def main(argv=None):
         stats1 = [process_stats(p.pid) for p in processes]
         elapsed = time.monotonic() - start
     finally:
-        for p in processes:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        for p in processes:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_processes(processes)
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()

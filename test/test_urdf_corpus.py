@@ -3,7 +3,6 @@
 other exception escapes."""
 
 import copy
-import itertools
 import xml.etree.ElementTree as ET
 
 import numpy as np

@@ -67,6 +67,7 @@ def start_processes(urdf, phase, rate):
 
 
 def stop_processes(processes):
+    """SIGINT (the nodes shut down cleanly), then SIGKILL whatever is left after 5 s."""
     for process in processes:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)

@@ -22,7 +22,6 @@ import sys
 import time
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
@@ -50,7 +49,7 @@ from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
-from .spin import spin
+from .spin import run
 
 CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "jacobian",
                  "operational_space_inertia")
@@ -521,15 +520,7 @@ def _joint_names_of(urdf_xml):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    try:
-        node = DynamicsNode()
-    except (RoboDynamicsError, ValueError) as exc:
-        print(f"dynamics_node: cannot start: {exc}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 1
-    spin(node)
-    return 0
+    return run(DynamicsNode, args)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ be added to make model errors visible.
 import sys
 
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
@@ -20,11 +19,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from .. import load_robot, make_solver
-from ..errors import RoboDynamicsError
 from ..simulation.integrators import INTEGRATORS
 from ..simulation.simulated_arm import SimulatedArm
 from ..spatial.inertia import inertia_tensor
-from .spin import spin
+from .spin import run
 
 THROTTLE = 2.0
 MAX_CATCH_UP = 20          # integration steps per timer tick at most
@@ -137,15 +135,7 @@ class SimArmNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    try:
-        node = SimArmNode()
-    except (RoboDynamicsError, ValueError, KeyError) as exc:
-        print(f"sim_arm: cannot start: {exc}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 1
-    spin(node)
-    return 0
+    return run(SimArmNode, args)
 
 
 if __name__ == "__main__":

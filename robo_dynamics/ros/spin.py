@@ -1,11 +1,15 @@
-"""Running a node until Ctrl-C or shutdown.
+"""Running a node until Ctrl-C or shutdown: the body of every node's main().
 
 rclpy's SingleThreadedExecutor. (rclpy.experimental.EventsExecutor, which promises less
 overhead per message, was tried with this rclpy 9.1.2 from PyPI: dynamics_node then never
 answered and sim_arm spun at 100 % CPU ignoring SIGTERM, so it is not used.)
 """
 
+import sys
+
 import rclpy
+
+from ..errors import RoboDynamicsError
 
 
 def spin(node):
@@ -20,3 +24,17 @@ def spin(node):
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+def run(node_class, args=None):
+    """main() of a node: build it (a configuration error is one line on stderr and exit
+    status 1, no traceback), spin it, return the exit status."""
+    rclpy.init(args=args)
+    try:
+        node = node_class()
+    except (RoboDynamicsError, ValueError, KeyError) as exc:
+        print(f"{node_class.__name__}: cannot start: {exc}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 1
+    spin(node)
+    return 0
