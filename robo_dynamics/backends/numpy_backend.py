@@ -1,25 +1,39 @@
 """The in-house backend: the NumPy algorithms of robo_dynamics.algorithms."""
 
 from ..algorithms import (coriolis, crba, derivatives, forward_dynamics, jacobian, kinematics,
-                          rnea)
+                          rnea, rnea_codegen)
 import numpy as np
 
 from .base import DynamicsSolver, DynamicsTerms
 
 
 class NumpySolver(DynamicsSolver):
-    """Recursive Newton–Euler, CRBA and friends in plain NumPy (backend "rnea")."""
+    """Recursive Newton–Euler, CRBA and friends in plain NumPy (backend "rnea").
+
+    Single-state inverse dynamics, gravity and bias use the recursion compiled for this arm
+    (algorithms/rnea_codegen.py, built on first use); everything else, and a tip wrench,
+    uses the vectorised algorithms.
+    """
 
     name = "rnea"
+    _compiled = None
+
+    def _compiled_rnea(self, q, qd, qdd):
+        if self._compiled is None:
+            self._compiled = rnea_codegen.compile_rnea(self.model)
+        return np.array(self._compiled(q.tolist(), qd.tolist(), qdd.tolist()))
 
     def _rnea(self, q, qd, qdd, f_tip):
+        if f_tip is None:
+            return self._compiled_rnea(q, qd, qdd)
         return rnea.rnea(self.model, q, qd, qdd, f_tip=f_tip)
 
     def _gravity(self, q):
-        return rnea.gravity(self.model, q)
+        zero = np.zeros_like(q)
+        return self._compiled_rnea(q, zero, zero)
 
     def _bias(self, q, qd):
-        return rnea.bias(self.model, q, qd)
+        return self._compiled_rnea(q, qd, np.zeros_like(q))
 
     def _dynamics_terms(self, q, qd):
         model, q1, zero = self.model, q[None], np.zeros((1, len(q)))
