@@ -139,9 +139,11 @@ def test_compiled_rnea_equals_the_vectorised_one_and_pinocchio(name):
     from robo_dynamics.algorithms import rnea, rnea_codegen
     robot = load_arm(name)
     compiled = rnea_codegen.compile_rnea(robot)
+    gravity = rnea_codegen.compile_rnea(robot, gravity_only=True)
     ref = rd.make_solver(robot, "pinocchio")
     for q, qd, qdd in zip(*random_states(robot, 50, seed=9)):
         tau = np.array(compiled(q.tolist(), qd.tolist(), qdd.tolist()))
         assert rel(tau, rnea.rnea(robot, q, qd, qdd)) <= 1e-12
         assert rel(tau, ref.inverse_dynamics(q, qd, qdd)) <= 1e-12
+        assert rel(np.array(gravity(q.tolist(), None, None)), ref.gravity(q)) <= 1e-12
     assert compiled.operations > 0 and "def rnea" in compiled.source

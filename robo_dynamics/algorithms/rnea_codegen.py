@@ -129,15 +129,19 @@ def _joint_rotation(e, axis, c, s):
     return R
 
 
-def compile_rnea(model):
+def compile_rnea(model, gravity_only=False):
     """A function rnea(q, qd, qdd) → τ (list of n floats) for `model`; q, qd, qdd are
-    sequences of n floats in model order."""
+    sequences of n floats in model order. With gravity_only, q̇ = q̈ = 0 are folded in too:
+    the function is g(q) and ignores its qd, qdd arguments."""
     e = _Emitter()
     n = model.dof
-    e.lines.append("    " + ", ".join(f"q{i}" for i in range(n)) + (", = q" if n == 1 else " = q"))
-    e.lines.append("    " + ", ".join(f"qd{i}" for i in range(n)) + (", = qd" if n == 1 else " = qd"))
-    e.lines.append("    " + ", ".join(f"qdd{i}" for i in range(n))
-                   + (", = qdd" if n == 1 else " = qdd"))
+    unpack = [("q", "q")] + ([] if gravity_only else [("qd", "qd"), ("qdd", "qdd")])
+    for prefix, argument in unpack:
+        names = ", ".join(f"{prefix}{i}" for i in range(n))
+        e.lines.append(f"    {names}{',' if n == 1 else ''} = {argument}")
+
+    def rate(prefix, i):
+        return 0.0 if gravity_only else f"{prefix}{i}"
     w, wd = [0.0] * 3, [0.0] * 3
     vd = [_clean(-x) for x in model.gravity]
     bodies = []
@@ -160,8 +164,8 @@ def compile_rnea(model):
         def to_child(x, R_o_T=R_o_T, R_joint_T=R_joint_T):
             return e.matvec(R_joint_T, e.matvec(R_o_T, x))
 
-        qd_axis = e.scale(f"qd{i}", axis)
-        qdd_axis = e.scale(f"qdd{i}", axis)
+        qd_axis = e.scale(rate("qd", i), axis)
+        qdd_axis = e.scale(rate("qdd", i), axis)
         a_lin = e.vadd(e.cross(wd, P), e.cross(w, e.cross(w, P)), vd)
         w_parent = to_child(w)
         if prismatic:
@@ -198,7 +202,8 @@ def compile_rnea(model):
     result = ", ".join(_text(t) for t in taus)
     source = f"def rnea(q, qd, qdd):\n{body}\n    return [{result}]\n"
     namespace = {"cos": math.cos, "sin": math.sin}
-    exec(compile(source, f"<rnea for {model.name}>", "exec"), namespace)
+    exec(compile(source, f"<{'gravity' if gravity_only else 'rnea'} for {model.name}>", "exec"),
+         namespace)
     function = namespace["rnea"]
     function.source = source
     function.operations = e.count

@@ -16,7 +16,7 @@ class NumpySolver(DynamicsSolver):
     """
 
     name = "rnea"
-    _compiled = None
+    _compiled = _compiled_gravity = None
 
     def _compiled_rnea(self, q, qd, qdd):
         if self._compiled is None:
@@ -29,8 +29,9 @@ class NumpySolver(DynamicsSolver):
         return rnea.rnea(self.model, q, qd, qdd, f_tip=f_tip)
 
     def _gravity(self, q):
-        zero = np.zeros_like(q)
-        return self._compiled_rnea(q, zero, zero)
+        if self._compiled_gravity is None:
+            self._compiled_gravity = rnea_codegen.compile_rnea(self.model, gravity_only=True)
+        return np.array(self._compiled_gravity(q.tolist(), None, None))
 
     def _bias(self, q, qd):
         return self._compiled_rnea(q, qd, np.zeros_like(q))
