@@ -58,6 +58,7 @@ def start_processes(urdf, phase, rate):
     common = ["--ros-args", "--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
     sim = [sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
            "-p", f"initial_positions:={Q0.tolist()}", "-p", f"publish_rate:={rate}",
+           "-p", "command_timeout:=0.1",
            "-r", f"effort_commands:=/dynamics_node/{phase.command_topic}"]
     if phase.payload_kg:
         sim += ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]

@@ -128,6 +128,10 @@ class DynamicsNode(Node):
                                  reliability=ReliabilityPolicy.RELIABLE)
             self.create_subscription(String, "robot_description", self._on_description, latched)
             self.get_logger().info("waiting for the robot description on 'robot_description'")
+        # the first publish of a message type costs tens of ms (type support is loaded):
+        # pay it now with harmless messages, not in the middle of a command stream later
+        self._publish_diagnostics()
+        self.pub_markers.publish(MarkerArray())
 
     # -- configuration ---------------------------------------------------------------------
     def _configure(self, description):
@@ -173,6 +177,11 @@ class DynamicsNode(Node):
         backend = self.get_parameter("backend").value
         other = "rnea" if backend == "pinocchio" else "pinocchio"
         solver, checker = make_solver(model, backend), make_solver(model, other)
+        # first calls compile code and load libraries (tens of ms): do them now, not in the
+        # middle of a command stream
+        zero = np.zeros(model.dof)
+        cross_check(checker, solver, zero, zero, zero, CROSS_CHECKED)
+        operational_space(solver.dynamics_terms(zero, zero).J, solver.mass_matrix(zero))
         self.model, self.solver, self.checker = model, solver, checker
 
     def _on_description(self, msg):
@@ -383,10 +392,11 @@ class DynamicsNode(Node):
                 "trajectory_active": str(self.trajectory is not None),
             }
             if self.callback_seconds:
-                times = np.array(self.callback_seconds) * 1e6
-                values.update({f"callback_{name}_us": f"{value:.1f}" for name, value in (
-                    ("p50", np.percentile(times, 50)), ("p99", np.percentile(times, 99)),
-                    ("max", times.max()))})
+                times = np.sort(np.array(self.callback_seconds)) * 1e6
+                rank = lambda p: times[min(len(times) - 1, int(p * len(times)))]  # noqa: E731
+                values.update({"callback_p50_us": f"{rank(0.50):.1f}",
+                               "callback_p99_us": f"{rank(0.99):.1f}",
+                               "callback_max_us": f"{times[-1]:.1f}"})
                 values["callback_samples"] = str(len(times))
             for name, diff in self.cross_check_result.items():
                 values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
