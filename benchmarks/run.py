@@ -58,17 +58,22 @@ def markdown_table(header, rows):
     return "\n".join(lines)
 
 
-def single_calls():
-    import pinocchio as pin
-
+def arms():
+    """(arm label, model, Pinocchio solver, its model, a fresh data) for each benchmarked arm."""
     import robo_dynamics as rd
-    from robo_dynamics.algorithms import (crba, derivatives, jacobian, operational_space, rnea,
-                                          rnea_codegen)
-    rows = []
     for arm, (path, tip) in ARMS.items():
         model = rd.load_robot(path, tip_link=tip)
         ref = rd.make_solver(model, "pinocchio")
-        pm, data = ref.pin_model, ref.pin_model.createData()
+        yield arm, model, ref, ref.pin_model, ref.pin_model.createData()
+
+
+def single_calls():
+    import pinocchio as pin
+
+    from robo_dynamics.algorithms import (crba, derivatives, jacobian, operational_space, rnea,
+                                          rnea_codegen)
+    rows = []
+    for arm, model, ref, pm, data in arms():
         rng = np.random.default_rng(0)
         q, qd, qdd = rng.uniform(-1, 1, (3, model.dof))
         q_pin, v, a = ref._q(q), ref._v(qd), ref._v(qdd)
@@ -105,13 +110,9 @@ def single_calls():
 def batched(count=10_000):
     import pinocchio as pin
 
-    import robo_dynamics as rd
     from robo_dynamics.algorithms import rnea
     rows = []
-    for arm, (path, tip) in ARMS.items():
-        model = rd.load_robot(path, tip_link=tip)
-        ref = rd.make_solver(model, "pinocchio")
-        pm, data = ref.pin_model, ref.pin_model.createData()
+    for arm, model, ref, pm, data in arms():
         rng = np.random.default_rng(1)
         Q, QD, QDD = rng.uniform(-1, 1, (3, count, model.dof))
         Q_pin = np.array([ref._q(q) for q in Q])

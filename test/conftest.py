@@ -37,6 +37,12 @@ ARMS = {
 }
 
 
+def rel(a, b):
+    """Norm-wise relative error max |a − b| / max |b| of a result against its reference."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
+
+
 def load_arm(name, **kwargs):
     import robo_dynamics as rd
     path, tip = ARMS[name]

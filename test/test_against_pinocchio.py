@@ -8,14 +8,11 @@ import pinocchio as pin
 import pytest
 
 import robo_dynamics as rd
-from conftest import ARMS, load_arm, random_states
+from conftest import rel, ARMS, load_arm, random_states
 
 STATES = 100
 TOLERANCE = 1e-9
 
-
-def rel(a, b):
-    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
 
 
 @pytest.fixture(scope="module", params=sorted(ARMS))

@@ -6,13 +6,10 @@ import pytest
 
 import robo_dynamics as rd
 from robo_dynamics.algorithms import crba, forward_dynamics, rnea
-from conftest import ARMS, load_arm, random_states
+from conftest import rel, ARMS, load_arm, random_states
 
 H = 1e-6
 
-
-def rel(a, b):
-    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
 
 
 def central_difference(f, x):

@@ -25,7 +25,7 @@ from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics_interfaces.msg import OperationalSpaceInertia
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
-from conftest import SHIPPED
+from conftest import rel, SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
 ROBOT = rd.load_robot(URDF)
@@ -121,9 +121,6 @@ def harness(request):
     yield h
     h.close()
 
-
-def rel(a, b):
-    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / np.max(np.abs(b))
 
 
 def test_gravity_torques_and_lambda_match_pinocchio(harness):

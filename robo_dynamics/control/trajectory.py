@@ -31,10 +31,6 @@ class Trajectory:
                                        or not np.all(np.isfinite(values))):
                 raise ValueError(f"trajectory {name} must be finite, one per joint and point")
 
-    @property
-    def end(self):
-        return self.start + self.times[-1]
-
     def sample(self, now):
         """(q_d, q̇_d, q̈_d) at absolute time `now` [s]."""
         t = now - self.start
