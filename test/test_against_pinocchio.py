@@ -31,6 +31,7 @@ def test_joint_space_quantities_match(solvers):
             "g": (ours.gravity(q), g),
             "C qd": (ours.bias(q, qd) - ours.gravity(q), ref.bias(q, qd) - g),
             "M": (ours.mass_matrix(q), ref.mass_matrix(q)),
+            "M^-1": (ours.mass_matrix_inverse(q), ref.mass_matrix_inverse(q)),
             "C": (ours.coriolis_matrix(q, qd), ref.coriolis_matrix(q, qd)),
             "J": (ours.jacobian(q), ref.jacobian(q)),
             "Jdot qd": (ours.jacobian_dot_qd(q, qd), ref.jacobian_dot_qd(q, qd)),

@@ -54,8 +54,16 @@ def test_effort_clamp():
     tau, clamped = clamp_effort(np.array([7.0, -1.0, 1e6]), bound)
     np.testing.assert_array_equal(tau, [5.0, -1.0, 1e6])
     assert clamped
-    with pytest.raises(FloatingPointError):
-        clamp_effort(np.array([np.nan, 0.0, 0.0]), bound)
+    for bad in (np.nan, np.inf, -np.inf):           # also where the bound is inf
+        for joint in range(3):
+            tau = np.zeros(3)
+            tau[joint] = bad
+            with pytest.raises(FloatingPointError):
+                clamp_effort(tau, bound)
+    inside = np.array([4.0, -2.5, -1e6])            # within bounds, one exactly at it
+    tau, clamped = clamp_effort(inside, bound)
+    np.testing.assert_array_equal(tau, inside)
+    assert not clamped
     with pytest.raises(ValueError):
         effort_bounds([1.0], scale=1.5)
 

@@ -35,28 +35,31 @@ OperationalSpace = collections.namedtuple("OperationalSpace", [
 KAPPA_MAX = 1e8
 
 
-def operational_space(J, M, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_MAX):
+def operational_space(J, M=None, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_MAX,
+                      M_inv=None):
     """Λ and, when b, g and J̇ q̇ are given, η and p, from quantities of one state.
 
-    J: (6, n) tip Jacobian in any frame; M: (n, n) mass matrix; b = C q̇ + g and g: (n,);
-    Jdot_qd: (6,) in the frame of J. Wrench order [force; torque], in the frame of J.
+    J: (6, n) tip Jacobian in any frame; M: (n, n) mass matrix, or instead M_inv = M⁻¹
+    when the caller has it (Pinocchio's computeMinverse; saves a solve); b = C q̇ + g and
+    g: (n,); Jdot_qd: (6,) in the frame of J. Wrench order [force; torque], in the frame
+    of J.
     """
-    n = M.shape[0]
-    M_inv_Jt = np.linalg.solve(M, J.T)                      # M⁻¹ Jᵀ, (n, 6)
+    n = J.shape[1]
+    M_inv_Jt = M_inv @ J.T if M_inv is not None else np.linalg.solve(M, J.T)  # M⁻¹ Jᵀ (n, 6)
     Lambda_inv = J @ M_inv_Jt
     sigma, U = np.linalg.eigh(Lambda_inv)                    # ascending; reads one triangle
     r = min(n, 6)
     sigma_1 = sigma[-1]
     sigma_r = sigma[6 - r]
     threshold = sigma_1 / kappa_max
-    inverse = np.zeros(6)
-    if sigma_r >= threshold:                                 # the usual case: exact inverse
-        inverse[6 - r:] = 1.0 / sigma[6 - r:]
+    if r == 6 and sigma_r >= threshold:                      # the usual case: exact inverse
+        Lambda = (U / sigma) @ U.T
     else:
+        inverse = np.zeros(6)
         active = sigma[6 - r:]
         inverse[6 - r:] = np.where(active >= threshold, 1.0 / np.maximum(active, threshold),
                                    np.maximum(active, 0.0) / threshold ** 2)
-    Lambda = (U * inverse) @ U.T
+        Lambda = (U * inverse) @ U.T
     condition = sigma_1 / sigma_r if sigma_r > 0.0 else np.inf
     eta = p = None
     if b is not None and g is not None and Jdot_qd is not None:

@@ -71,6 +71,11 @@ class DynamicsSolver(abc.ABC):
         (q,) = self._state(q=q)
         return self._mass_matrix(q)
 
+    def mass_matrix_inverse(self, q):
+        """M(q)⁻¹ (n, n), symmetric positive definite."""
+        (q,) = self._state(q=q)
+        return self._mass_matrix_inverse(q)
+
     def coriolis_matrix(self, q, qd):
         """C(q, q̇) (n, n) with Ṁ − 2C skew-symmetric (Christoffel form)."""
         q, qd = self._state(q=q, qd=qd)
@@ -116,8 +121,8 @@ class DynamicsSolver(abc.ABC):
         check_frame(frame)
         if qd is None:
             (q,) = self._state(q=q)
-            return operational_space(self._jacobian(q, frame), self._mass_matrix(q),
-                                     kappa_max=kappa_max)
+            return operational_space(self._jacobian(q, frame), kappa_max=kappa_max,
+                                     M_inv=self._mass_matrix_inverse(q))
         q, qd = self._state(q=q, qd=qd)
         return operational_space(
             self._jacobian(q, frame), self._mass_matrix(q), b=self._bias(q, qd),
@@ -194,6 +199,9 @@ class DynamicsSolver(abc.ABC):
 
     @abc.abstractmethod
     def _mass_matrix(self, q): ...
+
+    def _mass_matrix_inverse(self, q):
+        return np.linalg.inv(self._mass_matrix(q))
 
     @abc.abstractmethod
     def _coriolis_matrix(self, q, qd): ...

@@ -134,6 +134,9 @@ class PinocchioSolver(DynamicsSolver):
     def _mass_matrix(self, q):
         return self._symmetric(pin.crba(self.pin_model, self.data, self._q(q)))
 
+    def _mass_matrix_inverse(self, q):
+        return self._symmetric(pin.computeMinverse(self.pin_model, self.data, self._q(q)))
+
     def _coriolis_matrix(self, q, qd):
         C = pin.computeCoriolisMatrix(self.pin_model, self.data, self._q(q), self._v(qd))
         return C[np.ix_(self._idx_v, self._idx_v)]
@@ -163,7 +166,7 @@ class PinocchioSolver(DynamicsSolver):
         pm, data = self.pin_model, self.data
         reference = pin.LOCAL if frame == LOCAL else pin.LOCAL_WORLD_ALIGNED
         J = pin.computeFrameJacobian(pm, data, self._q(q), self._tip_frame, reference)
-        J = J[:, self._idx_v]
+        J = J if self._same_v else J[:, self._idx_v]
         if frame == LOCAL:
             return J
         J = self._to_base(J)

@@ -31,6 +31,7 @@ class JointStateMerger:
         self.qd = np.zeros(n)
         self.received_at = np.full(n, -np.inf)     # seconds, the caller's clock
         self.rejected = 0
+        self._complete = False
         self._names = None       # names of the last accepted message, and where the chain
         self._source = self._target = np.zeros(0, dtype=int)   # joints are in it
 
@@ -55,19 +56,22 @@ class JointStateMerger:
         q = np.asarray(positions, dtype=float)[self._source]
         qd = (np.asarray(velocities, dtype=float)[self._source] if len(velocities)
               else np.zeros(len(self._source)))
-        finite = np.isfinite(q) & np.isfinite(qd)
-        if not finite.all():
-            bad = self.joint_names[self._target[np.argmin(finite)]]
-            return self._reject(f"non-finite value for joint '{bad}'")
-        plausible = (np.abs(q) <= PLAUSIBLE) & (np.abs(qd) <= PLAUSIBLE)
-        if not plausible.all():
-            bad = self.joint_names[self._target[np.argmin(plausible)]]
-            return self._reject(f"implausible value for joint '{bad}' (|q| or |qd| > "
-                                f"{PLAUSIBLE:g})")
+        if not ((np.abs(q) <= PLAUSIBLE).all() and (np.abs(qd) <= PLAUSIBLE).all()):
+            return self._reject(self._fault(q, qd))   # NaN and ±inf fail the test above too
         self.q[self._target] = q
         self.qd[self._target] = qd
         self.received_at[self._target] = now
         return None
+
+    def _fault(self, q, qd):
+        """Why values that failed the plausibility test were rejected, naming the joint."""
+        finite = np.isfinite(q) & np.isfinite(qd)
+        if not finite.all():
+            bad = self.joint_names[self._target[np.argmin(finite)]]
+            return f"non-finite value for joint '{bad}'"
+        plausible = (np.abs(q) <= PLAUSIBLE) & (np.abs(qd) <= PLAUSIBLE)
+        bad = self.joint_names[self._target[np.argmin(plausible)]]
+        return f"implausible value for joint '{bad}' (|q| or |qd| > {PLAUSIBLE:g})"
 
     def _reject(self, reason):
         self.rejected += 1
@@ -91,7 +95,9 @@ class JointStateMerger:
 
     def complete(self):
         """True once every chain joint has been received at least once."""
-        return bool(np.all(np.isfinite(self.received_at)))
+        if not self._complete:      # once complete, always complete: test until then
+            self._complete = bool(np.all(np.isfinite(self.received_at)))
+        return self._complete
 
     def age(self, now):
         """Seconds since the oldest chain joint was last received (inf before complete)."""

@@ -12,6 +12,8 @@ def effort_bounds(effort_limit, scale=1.0):
 
 def clamp_effort(tau, bound):
     """(τ clamped to ±bound, whether anything was clamped). Raises if τ is not finite."""
+    if (np.abs(tau) < bound).all():     # the usual case; false for NaN and ±inf as well
+        return tau, False
     if not np.isfinite(tau).all():
         raise FloatingPointError("effort has non-finite values")
     clamped = np.minimum(np.maximum(tau, -bound), bound)

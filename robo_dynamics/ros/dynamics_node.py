@@ -15,6 +15,7 @@ The node converts messages, holds parameters and calls the library; it never cra
 what it receives: bad input is rejected, counted and reported.
 """
 
+import array
 import collections
 import functools
 import math
@@ -25,6 +26,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -39,9 +41,10 @@ from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, Inve
                                           SetPayload)
 
 from .. import load_robot, make_solver
+from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
 from ..backends.cross_check import cross_check
-from ..control.computed_torque import computed_torque
+from ..control.computed_torque import commanded_acceleration
 from ..control.friction import friction_torque
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds
@@ -49,12 +52,14 @@ from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
+from .effort_output import EffortOutput
 from .spin import run
 
 CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "jacobian",
                  "operational_space_inertia")
 CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
+SUBSCRIBERS_REFRESH = 0.1  # seconds between readings of the outputs' subscriber counts
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
 
 
@@ -96,16 +101,23 @@ class DynamicsNode(Node):
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.model = self.solver = self.checker = self.merger = None
 
-        self.pub_gravity = self.create_publisher(JointState, "~/gravity_torques", 10)
-        self.pub_gravity_cmd = self.create_publisher(Float64MultiArray, "~/gravity_command", 10)
-        self.pub_ct = self.create_publisher(JointState, "~/computed_torques", 10)
-        self.pub_ct_cmd = self.create_publisher(Float64MultiArray, "~/computed_torque_command",
-                                                10)
-        self.pub_lambda = self.create_publisher(OperationalSpaceInertia,
-                                                "~/operational_space_inertia", 10)
-        self.pub_markers = self.create_publisher(MarkerArray, "~/markers", 1)
-        self.pub_wrench = self.create_publisher(WrenchStamped, "~/tip_wrench", 1)
-        self.pub_diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        # outputs without rclpy's default QoS-event handlers: each is an entity the executor
+        # polls on every message (≈ 4 µs apiece here); a subscriber with incompatible QoS is
+        # still reported, by its own node
+        output = functools.partial(self.create_publisher,
+                                   event_callbacks=PublisherEventCallbacks(
+                                       use_default_callbacks=False))
+        self.pub_gravity = output(JointState, "~/gravity_torques", 10)
+        self.pub_gravity_cmd = output(Float64MultiArray, "~/gravity_command", 10)
+        self.pub_ct = output(JointState, "~/computed_torques", 10)
+        self.pub_ct_cmd = output(Float64MultiArray, "~/computed_torque_command", 10)
+        self.pub_lambda = output(OperationalSpaceInertia, "~/operational_space_inertia", 10)
+        self.pub_markers = output(MarkerArray, "~/markers", 1)
+        self.pub_wrench = output(WrenchStamped, "~/tip_wrench", 1)
+        self.pub_diagnostics = output(DiagnosticArray, "/diagnostics", 10)
+        self._subscribed = dict.fromkeys((self.pub_gravity, self.pub_gravity_cmd, self.pub_ct,
+                                          self.pub_ct_cmd, self.pub_lambda), False)
+        self._subscribers_read_at = -math.inf
 
         # depth 10: a node that falls behind skips to recent states instead of controlling
         # from a growing backlog of old ones
@@ -154,12 +166,17 @@ class DynamicsNode(Node):
                                                 inertia_tensor(*p["payload_inertia"]))
         self.command_names = list(command)
         self.command_index = np.array([base.joint_index(name) for name in command])
+        if np.array_equal(self.command_index, np.arange(base.dof)):
+            self.command_index = None      # commands in model order: no reordering
         self.merger = JointStateMerger(base.joint_names, _joint_names_of(base.urdf_xml))
         # messages reused on every cycle (the hot path only fills in numbers)
-        self.out_gravity = (self.pub_gravity, JointState(name=self.command_names),
-                            self.pub_gravity_cmd, Float64MultiArray())
-        self.out_ct = (self.pub_ct, JointState(name=self.command_names), self.pub_ct_cmd,
-                       Float64MultiArray())
+        n = len(command)
+        self.out_gravity = (
+            self.pub_gravity, EffortOutput(JointState(name=self.command_names), "effort", n),
+            self.pub_gravity_cmd, EffortOutput(Float64MultiArray(), "data", n))
+        self.out_ct = (
+            self.pub_ct, EffortOutput(JointState(name=self.command_names), "effort", n),
+            self.pub_ct_cmd, EffortOutput(Float64MultiArray(), "data", n))
         self.out_lambda = OperationalSpaceInertia(
             header=Header(frame_id=base.base_link), tip_frame=base.tip_link)
         self._rebuild_solvers()
@@ -181,7 +198,9 @@ class DynamicsNode(Node):
         # middle of a command stream
         zero = np.zeros(model.dof)
         cross_check(checker, solver, zero, zero, zero, CROSS_CHECKED)
-        operational_space(solver.dynamics_terms(zero, zero).J, solver.mass_matrix(zero))
+        solver.rnea(zero, zero, zero)
+        solver.gravity(zero)
+        operational_space(solver.jacobian(zero), M_inv=solver.mass_matrix_inverse(zero))
         self.model, self.solver, self.checker = model, solver, checker
 
     def _on_description(self, msg):
@@ -272,25 +291,30 @@ class DynamicsNode(Node):
                                     throttle_duration_sec=THROTTLE)
 
     def _compute_and_publish(self, header, now):
-        """Compute everything for this state; publish each output only when it has a
-        subscriber (publishing to nobody still costs the serialisation)."""
+        """The commands first (they are what the arm waits for), then Λ. Each output is
+        published only when it has a subscriber: publishing to nobody still costs the
+        conversion and serialisation. Subscriber counts are re-read every
+        SUBSCRIBERS_REFRESH seconds, not per message."""
+        if now - self._subscribers_read_at > SUBSCRIBERS_REFRESH:
+            self._read_subscribers(now)
+        solver = self.solver
         q, qd = self.merger.q, self.merger.qd     # validated by the merger
-        terms = self.solver._dynamics_terms(q, qd)
         friction = friction_torque(qd, self.viscous, self.coulomb) if self.friction else 0.0
-        self._publish_effort(header, terms.g + friction, self.out_gravity)
+        self._publish_effort(header, solver._gravity(q) + friction, self.out_gravity)
         if self.trajectory is not None:
-            tau = computed_torque(terms.M, terms.b, q, qd, *self.trajectory.sample(now),
-                                  self.Kp, self.Kd)
+            a = commanded_acceleration(q, qd, *self.trajectory.sample(now), self.Kp, self.Kd)
+            tau = solver._rnea(q, qd, a, None)      # M a + C q̇ + g in one recursion
             self._publish_effort(header, tau + friction, self.out_ct)
-        result = operational_space(terms.J, terms.M)
+        result = operational_space(solver._jacobian(q, LOCAL_WORLD_ALIGNED),
+                                   M_inv=solver._mass_matrix_inverse(q))
         self.last_condition, self.last_near_singular = (result.condition_number,
                                                         result.near_singular)
-        if self.pub_lambda.get_subscription_count() and np.isfinite(result.Lambda).all():
+        if self._subscribed[self.pub_lambda] and np.isfinite(result.Lambda).all():
             msg = self.out_lambda
             msg.header.stamp = header.stamp
             msg.near_singular = result.near_singular
             msg.condition_number = min(result.condition_number, CONDITION_CAP)
-            msg.lambda_matrix = result.Lambda.ravel()
+            msg.lambda_matrix = array.array("d", result.Lambda.tobytes())
             self.pub_lambda.publish(msg)
 
     def _publish_effort(self, header, tau, outputs):
@@ -298,15 +322,17 @@ class DynamicsNode(Node):
         only when subscribed)."""
         tau, clamped = clamp_effort(tau, self.bound)   # raises on non-finite: not published
         self.clamped += clamped
-        command = tau[self.command_index].tolist()
-        state_pub, state_msg, command_pub, command_msg = outputs
-        if state_pub.get_subscription_count():
-            state_msg.header.stamp = header.stamp
-            state_msg.effort = command
-            state_pub.publish(state_msg)
-        if command_pub.get_subscription_count():
-            command_msg.data = command
-            command_pub.publish(command_msg)
+        state_pub, state_out, command_pub, command_out = outputs
+        if self._subscribed[state_pub] or self._subscribed[command_pub]:
+            command = tau if self.command_index is None else tau[self.command_index]
+            if self._subscribed[state_pub]:
+                state_out.publish(state_pub, command, header.stamp)
+            if self._subscribed[command_pub]:
+                command_out.publish(command_pub, command)
+
+    def _read_subscribers(self, now):
+        self._subscribed = {pub: pub.get_subscription_count() > 0 for pub in self._subscribed}
+        self._subscribers_read_at = now
 
     # -- desired motion ----------------------------------------------------------------------
     def _on_trajectory(self, msg):
