@@ -145,3 +145,14 @@ def test_compiled_rnea_equals_the_vectorised_one_and_pinocchio(name):
         assert rel(tau, ref.inverse_dynamics(q, qd, qdd)) <= 1e-12
         assert rel(np.array(gravity(q.tolist(), None, None)), ref.gravity(q)) <= 1e-12
     assert compiled.operations > 0 and "def rnea" in compiled.source
+    # batched: the same code on arrays, over more states than one chunk (and a partial one)
+    count = rnea_codegen.BATCH_CHUNK + 37
+    q, qd, qdd = random_states(robot, count, seed=10)
+    tau = rnea_codegen.compile_rnea_batch(robot)(q, qd, qdd)
+    g = rnea_codegen.compile_rnea_batch(robot, gravity_only=True)(q, None, None)
+    assert tau.shape == g.shape == (count, robot.dof)
+    assert rel(tau, rnea.rnea_batch(robot, q, qd, qdd)) <= 1e-12
+    assert rel(g, rnea.gravity_batch(robot, q)) <= 1e-12
+    for k in (0, 1, rnea_codegen.BATCH_CHUNK - 1, rnea_codegen.BATCH_CHUNK, count - 1):
+        assert rel(tau[k], ref.inverse_dynamics(q[k], qd[k], qdd[k])) <= 1e-12
+        assert rel(g[k], ref.gravity(q[k])) <= 1e-12

@@ -24,54 +24,75 @@ import numpy as np
 
 
 class _Emitter:
-    """Builds straight-line code; a value is a float constant or the name of a local."""
+    """Builds straight-line code. A value is a float constant, the name of a local ("t7",
+    "q0"), or a negated name ("-t7"): negation is carried in the sign, never computed.
+    Identical operations are emitted once (common subexpressions)."""
 
     def __init__(self):
-        self.lines = []
+        self.lines = []          # (target, expression)
         self.count = 0
+        self._seen = {}          # expression → target
 
     def _new(self, expression):
-        self.count += 1
-        name = f"t{self.count}"
-        self.lines.append(f"    {name} = {expression}")
-        return name
+        if expression not in self._seen:
+            self.count += 1
+            self._seen[expression] = f"t{self.count}"
+            self.lines.append((f"t{self.count}", expression))
+        return self._seen[expression]
 
     @staticmethod
     def _const(x):
         return isinstance(x, float)
 
+    @staticmethod
+    def _split(x):
+        """(sign, name) of a symbolic value."""
+        return (-1.0, x[1:]) if x.startswith("-") else (1.0, x)
+
+    def neg(self, x):
+        if self._const(x):
+            return -x
+        return x[1:] if x.startswith("-") else "-" + x
+
     def add(self, x, y):
         if self._const(x) and self._const(y):
             return x + y
-        if self._const(x) and x == 0.0:
-            return y
-        if self._const(y) and y == 0.0:
-            return x
-        return self._new(f"{_text(x)} + {_text(y)}")
+        if self._const(x):
+            x, y = y, x
+        if self._const(y):
+            if y == 0.0:
+                return x
+            sign, name = self._split(x)
+            if sign > 0:
+                return self._new(f"{name} + {y!r}")
+            return self._new(f"{y!r} - {name}")
+        (sx, a), (sy, b) = self._split(x), self._split(y)
+        if sx > 0 and sy > 0:
+            return self._new(" + ".join(sorted((a, b))))
+        if sx < 0 and sy < 0:
+            return self.neg(self._new(" + ".join(sorted((a, b)))))
+        return self._new(f"{a} - {b}") if sx > 0 else self._new(f"{b} - {a}")
 
     def sub(self, x, y):
-        if self._const(y):
-            return self.add(x, -y)
-        if self._const(x) and x == 0.0:
-            return self.neg(y)
-        return self._new(f"{_text(x)} - {y}")
-
-    def neg(self, x):
-        return -x if self._const(x) else self._new(f"-{x}")
+        return self.add(x, self.neg(y))
 
     def mul(self, x, y):
         if self._const(x) and self._const(y):
             return x * y
         if self._const(y):
             x, y = y, x
+        sign_y, b = self._split(y)
         if self._const(x):
             if x == 0.0:
                 return 0.0
-            if x == 1.0:
-                return y
-            if x == -1.0:
-                return self.neg(y)
-        return self._new(f"{_text(x)} * {y}")
+            product = b if abs(x) == 1.0 else self._new(f"{abs(x)!r} * {b}")
+            return product if x * sign_y > 0 else self.neg(product)
+        sign_x, a = self._split(x)
+        product = self._new(" * ".join(sorted((a, b))))
+        return product if sign_x * sign_y > 0 else self.neg(product)
+
+    def call(self, function, argument):
+        return self._new(f"{function}({argument})")
 
     def dot(self, xs, ys):
         total = 0.0
@@ -95,6 +116,65 @@ class _Emitter:
 
     def scale(self, s, v):
         return [self.mul(s, x) for x in v]
+
+    def code(self, results):
+        """(lines, results renamed): the lines that `results` depend on (the others are
+        dropped), in order, with temporaries renamed so that a name is reused once its value
+        is dead. On arrays this frees each temporary as soon as possible, so the working set
+        stays small (a few dozen arrays, not one per operation)."""
+        def operands(expression):
+            tokens = expression.replace("(", " ").replace(")", " ").split()
+            return [t.lstrip("-") for t in tokens if t.lstrip("-")[:1] == "t"]
+
+        needed = {self._split(r)[1] for r in results if not self._const(r)}
+        kept = []
+        for target, expression in reversed(self.lines):
+            if target in needed:
+                kept.append((target, expression))
+                needed.update(operands(expression))
+        kept.reverse()
+        last_use = {}
+        for k, (_, expression) in enumerate(kept):
+            for name in operands(expression):
+                last_use[name] = k
+        for r in results:
+            if not self._const(r):
+                last_use[self._split(r)[1]] = len(kept)
+        rename, free, count, lines = {}, [], 0, []
+        for k, (target, expression) in enumerate(kept):
+            tokens = expression.split(" ")
+            for name in set(operands(expression)):
+                if last_use[name] == k:
+                    free.append(rename[name])
+            if free:
+                rename[target] = free.pop()
+            else:
+                count += 1
+                rename[target] = f"r{count}"
+            tokens = [_rename(token, rename) for token in tokens]
+            lines.append(_assignment(rename[target], tokens))
+        renamed = [r if self._const(r) else _rename(r, rename) for r in results]
+        return lines, renamed
+
+
+def _assignment(target, tokens):
+    """`target = a op b`, written `target op= b` when target is an operand that may be
+    updated in place (on arrays: no new allocation; on floats: the same arithmetic)."""
+    if len(tokens) == 3 and tokens[1] in "+-*":
+        a, op, b = tokens
+        if a == target and b != target:
+            return f"    {target} {op}= {b}"
+        if b == target and a != target and op != "-":
+            return f"    {target} {op}= {a}"
+    return f"    {target} = {' '.join(tokens)}"
+
+
+def _rename(token, rename):
+    """A token of an expression ("t12", "-t12", "q0", "2.5", "+", …), renamed if it is a
+    temporary."""
+    sign = "-" if token[:2] == "-t" else ""
+    bare = token[len(sign):]
+    return sign + rename[bare] if bare in rename else token
 
 
 def _text(x):
@@ -135,10 +215,10 @@ def compile_rnea(model, gravity_only=False):
     the function is g(q) and ignores its qd, qdd arguments."""
     e = _Emitter()
     n = model.dof
-    unpack = [("q", "q")] + ([] if gravity_only else [("qd", "qd"), ("qdd", "qdd")])
-    for prefix, argument in unpack:
+    header = []
+    for prefix in ["q"] + ([] if gravity_only else ["qd", "qdd"]):
         names = ", ".join(f"{prefix}{i}" for i in range(n))
-        e.lines.append(f"    {names}{',' if n == 1 else ''} = {argument}")
+        header.append(f"    {names}{',' if n == 1 else ''} = {prefix}")
 
     def rate(prefix, i):
         return 0.0 if gravity_only else f"{prefix}{i}"
@@ -155,7 +235,7 @@ def compile_rnea(model, gravity_only=False):
             R_o_axis = [_clean(x) for x in np.asarray(model.origin_rotation[i]) @ model.axis[i]]
             P = e.vadd(P, e.scale(f"q{i}", R_o_axis))          # origin moves along the axis
         else:
-            c, s = e._new(f"cos(q{i})"), e._new(f"sin(q{i})")
+            c, s = e.call("cos", f"q{i}"), e.call("sin", f"q{i}")
             R_joint = _joint_rotation(e, axis, c, s)
         # ᶦR x = Rot(q)ᵀ (R_oᵀ x): link i−1 → link i
         R_o_T = [list(col) for col in zip(*R_o)]
@@ -198,13 +278,45 @@ def compile_rnea(model, gravity_only=False):
             nm = e.vadd(N, e.cross(com, F))
             f = F
         taus[i] = e.dot(axis, f if prismatic else nm)
-    body = "\n".join(e.lines)
+    lines, taus = e.code(taus)
     result = ", ".join(_text(t) for t in taus)
-    source = f"def rnea(q, qd, qdd):\n{body}\n    return [{result}]\n"
-    namespace = {"cos": math.cos, "sin": math.sin}
-    exec(compile(source, f"<{'gravity' if gravity_only else 'rnea'} for {model.name}>", "exec"),
-         namespace)
+    source = (f"def rnea(q, qd, qdd):\n" + "\n".join(header + lines)
+              + f"\n    return [{result}]\n")
+    function = _build(source, f"<{'gravity' if gravity_only else 'rnea'} for {model.name}>",
+                      {"cos": math.cos, "sin": math.sin})
+    function.operations = len(lines)
+    return function
+
+
+def _build(source, filename, namespace):
+    exec(compile(source, filename, "exec"), namespace)
     function = namespace["rnea"]
     function.source = source
-    function.operations = e.count
     return function
+
+
+BATCH_CHUNK = 4096   # states per pass: each temporary (32 KiB) stays in cache
+
+
+def compile_rnea_batch(model, gravity_only=False):
+    """A function rnea_batch(q, qd, qdd) → τ (N, n) for N states stacked in (N, n) arrays:
+    the code of compile_rnea run on NumPy arrays (one array operation per scalar one), in
+    chunks of BATCH_CHUNK states. With gravity_only, qd and qdd are ignored (may be None)."""
+    scalar = compile_rnea(model, gravity_only)
+    kernel = _build(scalar.source, f"<batched {'gravity' if gravity_only else 'rnea'} for "
+                    f"{model.name}>", {"cos": np.cos, "sin": np.sin})
+
+    def rnea_batch(q, qd, qdd):
+        count, n = q.shape
+        out = np.empty((count, n))
+        for start in range(0, count, BATCH_CHUNK):
+            rows = slice(start, min(start + BATCH_CHUNK, count))
+            columns = [None if x is None else np.ascontiguousarray(x[rows].T)
+                       for x in (q, None if gravity_only else qd,
+                                 None if gravity_only else qdd)]
+            for i, tau in enumerate(kernel(*columns)):
+                out[rows, i] = tau
+        return out
+
+    rnea_batch.operations = scalar.operations
+    return rnea_batch

@@ -10,13 +10,13 @@ from .base import DynamicsSolver, DynamicsTerms
 class NumpySolver(DynamicsSolver):
     """Recursive Newton–Euler, CRBA and friends in plain NumPy (backend "rnea").
 
-    Single-state inverse dynamics, gravity and bias use the recursion compiled for this arm
-    (algorithms/rnea_codegen.py, built on first use); everything else, and a tip wrench,
-    uses the vectorised algorithms.
+    Inverse dynamics, gravity and bias, single and batched, use the recursion compiled for
+    this arm (algorithms/rnea_codegen.py, built on first use; batches run it on arrays);
+    everything else, and a tip wrench, uses the vectorised algorithms.
     """
 
     name = "rnea"
-    _compiled = _compiled_gravity = None
+    _compiled = _compiled_gravity = _compiled_batch = _compiled_gravity_batch = None
 
     def _compiled_rnea(self, q, qd, qdd):
         if self._compiled is None:
@@ -70,7 +70,12 @@ class NumpySolver(DynamicsSolver):
         return kin.tip_R[0], kin.tip_p[0]
 
     def _rnea_batch(self, q, qd, qdd):
-        return rnea.rnea_batch(self.model, q, qd, qdd)
+        if self._compiled_batch is None:
+            self._compiled_batch = rnea_codegen.compile_rnea_batch(self.model)
+        return self._compiled_batch(q, qd, qdd)
 
     def _gravity_batch(self, q):
-        return rnea.gravity_batch(self.model, q)
+        if self._compiled_gravity_batch is None:
+            self._compiled_gravity_batch = rnea_codegen.compile_rnea_batch(
+                self.model, gravity_only=True)
+        return self._compiled_gravity_batch(q, None, None)
