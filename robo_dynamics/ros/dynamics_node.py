@@ -20,6 +20,7 @@ import collections
 import functools
 import math
 import sys
+import threading
 import time
 
 import numpy as np
@@ -53,6 +54,7 @@ from ..errors import RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
 from .effort_output import EffortOutput
+from .joint_state_thread import JointStateThread
 from .spin import run
 
 CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "jacobian",
@@ -69,7 +71,8 @@ def _service(fill):
     @functools.wraps(fill)
     def handler(self, request, response):
         try:
-            message = fill(self, request, response)
+            with self._lock:
+                message = fill(self, request, response)
         except Exception as exc:
             return type(response)(success=False, message=str(exc) or type(exc).__name__)
         response.success, response.message = True, message or "ok"
@@ -77,11 +80,22 @@ def _service(fill):
     return handler
 
 
+def _exclusive(callback):
+    """Run a callback holding the node's lock: the joint-state thread and the main executor
+    never interleave their work on the node's state."""
+    @functools.wraps(callback)
+    def locked(self, *args):
+        with self._lock:
+            return callback(self, *args)
+    return locked
+
+
 class DynamicsNode(Node):
     """The live dynamics of one arm; see the module docstring for its interface."""
 
     def __init__(self, **kwargs):
         super().__init__("dynamics_node", **kwargs)
+        self._lock = threading.RLock()
         for name, (default, kind, _, _) in parameters.PARAMETERS.items():
             value = default if default is not None else _UNSET[kind]
             self.declare_parameter(name, value, parameters.descriptor(name))
@@ -119,9 +133,6 @@ class DynamicsNode(Node):
                                           self.pub_ct_cmd, self.pub_lambda), False)
         self._subscribers_read_at = -math.inf
 
-        # depth 10: a node that falls behind skips to recent states instead of controlling
-        # from a growing backlog of old ones
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, 10)
         self.create_subscription(JointTrajectory, "~/desired_trajectory", self._on_trajectory, 10)
         self.create_subscription(JointState, "~/desired_state", self._on_set_point, 10)
         self.create_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse_dynamics)
@@ -144,6 +155,15 @@ class DynamicsNode(Node):
         # pay it now with harmless messages, not in the middle of a command stream later
         self._publish_diagnostics()
         self.pub_markers.publish(MarkerArray())
+        # the hot path, on a thread of its own (joint_state_thread.py). Depth 10: a node that
+        # falls behind skips to recent states instead of controlling from a backlog of old ones
+        self.joint_states = JointStateThread(self, JointState, "joint_states",
+                                             self._on_joint_state, 10)
+
+    def destroy_node(self):
+        if getattr(self, "joint_states", None) is not None:
+            self.joint_states.stop()
+        return super().destroy_node()
 
     # -- configuration ---------------------------------------------------------------------
     def _configure(self, description):
@@ -203,6 +223,7 @@ class DynamicsNode(Node):
         operational_space(solver.jacobian(zero), M_inv=solver.mass_matrix_inverse(zero))
         self.model, self.solver, self.checker = model, solver, checker
 
+    @_exclusive
     def _on_description(self, msg):
         if self.model is not None:
             return
@@ -222,6 +243,7 @@ class DynamicsNode(Node):
             out[name] = list(out[name])
         return out
 
+    @_exclusive
     def _validate_parameters(self, changed):
         dof = self.model.dof if self.model is not None else None
         values = {p.name: p.value for p in changed}
@@ -232,6 +254,7 @@ class DynamicsNode(Node):
         reason = parameters.validate(values, dof)
         return SetParametersResult(successful=reason is None, reason=reason or "")
 
+    @_exclusive
     def _apply_parameters(self, _changed):
         p = self._values()
         self._restart_timers()
@@ -261,6 +284,7 @@ class DynamicsNode(Node):
                 self._periodic[name] = self.create_timer(1.0 / rate, callback)
 
     # -- the hot path ------------------------------------------------------------------------
+    @_exclusive
     def _on_joint_state(self, msg):
         if self.merger is None:
             return
@@ -291,20 +315,21 @@ class DynamicsNode(Node):
                                     throttle_duration_sec=THROTTLE)
 
     def _compute_and_publish(self, header, now):
-        """The commands first (they are what the arm waits for), then Λ. Each output is
-        published only when it has a subscriber: publishing to nobody still costs the
-        conversion and serialisation. Subscriber counts are re-read every
+        """The command first (computed torque while there is a desired motion, else gravity
+        compensation: what the arm is waiting for), then the other torques, then Λ. Each
+        output is published only when it has a subscriber: publishing to nobody still costs
+        the conversion and serialisation. Subscriber counts are re-read every
         SUBSCRIBERS_REFRESH seconds, not per message."""
         if now - self._subscribers_read_at > SUBSCRIBERS_REFRESH:
             self._read_subscribers(now)
         solver = self.solver
         q, qd = self.merger.q, self.merger.qd     # validated by the merger
         friction = friction_torque(qd, self.viscous, self.coulomb) if self.friction else 0.0
-        self._publish_effort(header, solver._gravity(q) + friction, self.out_gravity)
         if self.trajectory is not None:
             a = commanded_acceleration(q, qd, *self.trajectory.sample(now), self.Kp, self.Kd)
             tau = solver._rnea(q, qd, a, None)      # M a + C q̇ + g in one recursion
             self._publish_effort(header, tau + friction, self.out_ct)
+        self._publish_effort(header, solver._gravity(q) + friction, self.out_gravity)
         result = operational_space(solver._jacobian(q, LOCAL_WORLD_ALIGNED),
                                    M_inv=solver._mass_matrix_inverse(q))
         self.last_condition, self.last_near_singular = (result.condition_number,
@@ -335,6 +360,7 @@ class DynamicsNode(Node):
         self._subscribers_read_at = now
 
     # -- desired motion ----------------------------------------------------------------------
+    @_exclusive
     def _on_trajectory(self, msg):
         if self.model is None:
             return
@@ -345,6 +371,7 @@ class DynamicsNode(Node):
             self.get_logger().warning(f"desired trajectory rejected: {exc}",
                                       throttle_duration_sec=THROTTLE)
 
+    @_exclusive
     def _on_set_point(self, msg):
         if self.model is None:
             return
@@ -361,6 +388,7 @@ class DynamicsNode(Node):
                                       throttle_duration_sec=THROTTLE)
 
     # -- periodic work -------------------------------------------------------------------------
+    @_exclusive
     def _cross_check(self):
         if self.merger is None or not self.merger.complete():
             return
@@ -372,6 +400,7 @@ class DynamicsNode(Node):
             self.errors += 1
             self.get_logger().error(f"cross-check failed: {exc}", throttle_duration_sec=THROTTLE)
 
+    @_exclusive
     def _publish_markers(self):
         if self.merger is None or not self.merger.complete() or self.stale:
             return
@@ -394,6 +423,7 @@ class DynamicsNode(Node):
             self.errors += 1
             self.get_logger().error(f"markers failed: {exc}", throttle_duration_sec=THROTTLE)
 
+    @_exclusive
     def _publish_diagnostics(self):
         now = self._now()
         status = DiagnosticStatus(name="robo_dynamics: dynamics_node", hardware_id="")
