@@ -53,24 +53,28 @@ class JointStateMerger:
             return self._reject(f"{count} names but {len(positions)} positions")
         if len(velocities) not in (0, count):
             return self._reject(f"{count} names but {len(velocities)} velocities")
-        q = np.asarray(positions, dtype=float)[self._source]
-        qd = (np.asarray(velocities, dtype=float)[self._source] if len(velocities)
-              else np.zeros(len(self._source)))
+        q = np.asarray(positions, dtype=float)
+        qd = np.asarray(velocities, dtype=float) if len(velocities) else np.zeros(count)
+        if self._target is not None:                # not exactly the chain, in model order
+            q, qd = q[self._source], qd[self._source]
         if not ((np.abs(q) <= PLAUSIBLE).all() and (np.abs(qd) <= PLAUSIBLE).all()):
             return self._reject(self._fault(q, qd))   # NaN and ±inf fail the test above too
-        self.q[self._target] = q
-        self.qd[self._target] = qd
-        self.received_at[self._target] = now
+        if self._target is None:
+            self.q[:], self.qd[:], self.received_at[:] = q, qd, now
+        else:
+            self.q[self._target] = q
+            self.qd[self._target] = qd
+            self.received_at[self._target] = now
         return None
 
     def _fault(self, q, qd):
         """Why values that failed the plausibility test were rejected, naming the joint."""
         finite = np.isfinite(q) & np.isfinite(qd)
-        if not finite.all():
-            bad = self.joint_names[self._target[np.argmin(finite)]]
-            return f"non-finite value for joint '{bad}'"
         plausible = (np.abs(q) <= PLAUSIBLE) & (np.abs(qd) <= PLAUSIBLE)
-        bad = self.joint_names[self._target[np.argmin(plausible)]]
+        index = np.argmin(finite) if not finite.all() else np.argmin(plausible)
+        bad = self.joint_names[index if self._target is None else self._target[index]]
+        if not finite.all():
+            return f"non-finite value for joint '{bad}'"
         return f"implausible value for joint '{bad}' (|q| or |qd| > {PLAUSIBLE:g})"
 
     def _reject(self, reason):
@@ -90,6 +94,8 @@ class JointStateMerger:
         pairs = [(k, self._index[name]) for k, name in enumerate(names) if name in self._index]
         self._source = np.array([k for k, _ in pairs], dtype=int)
         self._target = np.array([i for _, i in pairs], dtype=int)
+        if list(names) == list(self.joint_names):
+            self._target = None      # the message is the chain in model order: copy directly
         self._names = list(names)
         return None
 

@@ -81,6 +81,8 @@ class SetPoint:
     def __init__(self, positions, velocities):
         self.positions = np.asarray(positions, dtype=float)
         self.velocities = np.asarray(velocities, dtype=float)
+        self.accelerations = np.zeros_like(self.positions)
 
     def sample(self, now):
-        return self.positions, self.velocities, np.zeros_like(self.positions)
+        """(q_d, q̇_d, q̈_d): the same arrays every time; callers must not modify them."""
+        return self.positions, self.velocities, self.accelerations

@@ -324,12 +324,15 @@ class DynamicsNode(Node):
             self._read_subscribers(now)
         solver = self.solver
         q, qd = self.merger.q, self.merger.qd     # validated by the merger
-        friction = friction_torque(qd, self.viscous, self.coulomb) if self.friction else 0.0
+        friction = friction_torque(qd, self.viscous, self.coulomb) if self.friction else None
         if self.trajectory is not None:
             a = commanded_acceleration(q, qd, *self.trajectory.sample(now), self.Kp, self.Kd)
             tau = solver._rnea(q, qd, a, None)      # M a + C q̇ + g in one recursion
-            self._publish_effort(header, tau + friction, self.out_ct)
-        self._publish_effort(header, solver._gravity(q) + friction, self.out_gravity)
+            self._publish_effort(header, tau if friction is None else tau + friction,
+                                 self.out_ct)
+        tau_g = solver._gravity(q)
+        self._publish_effort(header, tau_g if friction is None else tau_g + friction,
+                             self.out_gravity)
         result = operational_space(solver._jacobian(q, LOCAL_WORLD_ALIGNED),
                                    M_inv=solver._mass_matrix_inverse(q))
         self.last_condition, self.last_near_singular = (result.condition_number,
