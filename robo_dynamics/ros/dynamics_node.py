@@ -12,7 +12,8 @@ Publishes   ~/gravity_torques (JointState, effort), ~/gravity_command (Float64Mu
             ~/tip_wrench (WrenchStamped), /diagnostics (DiagnosticArray)
 Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload
 The node converts messages, holds parameters and calls the library; it never crashes on
-what it receives: bad input is rejected, counted and reported.
+what it receives: bad input is rejected, counted and reported. joint_states is taken on a
+thread of its own (joint_state_thread.py); the node's lock serialises the two threads.
 """
 
 import array
