@@ -14,6 +14,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -409,3 +410,32 @@ def test_friction_compensation_adds_viscous_and_coulomb_torque(harness):
     assert harness.node.set_parameters([Parameter("friction_compensation", value=False)])[
         0].successful
     assert rel(harness.stream("gravity", count=2).effort, REF.gravity(Q)) <= 1e-9
+
+
+@pytest.mark.parametrize("harness", [{"use_sim_time": True}], indirect=True)
+def test_simulated_time_drives_staleness_and_the_node_clock(harness):
+    """With use_sim_time the node's clock is /clock (not the system clock it reads directly
+    otherwise): joint states stop being fresh when simulated time moves past stale_timeout,
+    however little real time passes."""
+    from rosgraph_msgs.msg import Clock
+    clock = harness.peer.create_publisher(Clock, "/clock", 10)
+
+    def tick(seconds):
+        clock.publish(Clock(clock=Time(seconds=seconds).to_msg()))
+        harness.spin(0.05)
+    tick(1000.0)
+    harness.stream("gravity")
+    harness.spin_until(lambda: harness.node._system_time is False and
+                       abs(harness.node._now() - 1000.0) < 1e-6)
+    assert abs(harness.node._now() - 1000.0) < 1e-6
+    timeout = harness.node.get_parameter("stale_timeout").value
+    tick(1000.0 + 10 * timeout)                       # simulated time jumps; no new state
+    assert harness.node.merger.age(harness.node._now()) == pytest.approx(10 * timeout)
+
+
+def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
+    harness.stream("gravity", count=3)
+    assert harness.node._system_time
+    assert abs(harness.node._now() - time.time()) < 0.05
+    ros_now = harness.node.get_clock().now().nanoseconds * 1e-9
+    assert abs(harness.node._now() - ros_now) < 0.05

@@ -82,7 +82,9 @@ class PinocchioSolver(DynamicsSolver):
         return v
 
     def _from_v(self, x):
-        return x.copy() if self._same_v else x[..., self._idx_v]
+        """Our joints of a Pinocchio v-sized vector. Pinocchio's functions return new arrays,
+        so x is not copied when the layouts agree; pass copies of data members."""
+        return x if self._same_v else x[..., self._idx_v]
 
     def _symmetric(self, upper):
         """The chain block of a matrix Pinocchio fills in its upper triangle (M, M⁻¹)."""
@@ -123,7 +125,7 @@ class PinocchioSolver(DynamicsSolver):
         pin.updateFramePlacements(pm, data)
         J = pin.getFrameJacobian(pm, data, self._tip_frame, pin.LOCAL_WORLD_ALIGNED)
         J = J if self._same_v else J[:, self._idx_v]
-        return DynamicsTerms(self._symmetric(data.M), self._from_v(data.nle),
+        return DynamicsTerms(self._symmetric(data.M), self._from_v(data.nle.copy()),
                              self._from_v(pin.computeGeneralizedGravity(pm, data, q_pin)),
                              self._to_base(J))
 

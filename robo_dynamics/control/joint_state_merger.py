@@ -53,18 +53,23 @@ class JointStateMerger:
             return self._reject(f"{count} names but {len(positions)} positions")
         if len(velocities) not in (0, count):
             return self._reject(f"{count} names but {len(velocities)} velocities")
-        q = np.asarray(positions, dtype=float)
-        qd = np.asarray(velocities, dtype=float) if len(velocities) else np.zeros(count)
-        if self._target is not None:                # not exactly the chain, in model order
-            q, qd = q[self._source], qd[self._source]
+        if self._target is None:    # exactly the chain in model order: check, then copy
+            if not (_plausible(positions) and _plausible(velocities)):
+                return self._reject(self._fault(np.asarray(positions, dtype=float),
+                                                np.asarray(velocities, dtype=float)
+                                                if len(velocities) else np.zeros(count)))
+            self.q[:] = positions
+            self.qd[:] = velocities if len(velocities) else 0.0
+            self.received_at[:] = now
+            return None
+        q = np.asarray(positions, dtype=float)[self._source]
+        qd = (np.asarray(velocities, dtype=float)[self._source] if len(velocities)
+              else np.zeros(len(self._source)))
         if not ((np.abs(q) <= PLAUSIBLE).all() and (np.abs(qd) <= PLAUSIBLE).all()):
             return self._reject(self._fault(q, qd))   # NaN and ±inf fail the test above too
-        if self._target is None:
-            self.q[:], self.qd[:], self.received_at[:] = q, qd, now
-        else:
-            self.q[self._target] = q
-            self.qd[self._target] = qd
-            self.received_at[self._target] = now
+        self.q[self._target] = q
+        self.qd[self._target] = qd
+        self.received_at[self._target] = now
         return None
 
     def _fault(self, q, qd):
@@ -112,3 +117,10 @@ class JointStateMerger:
     def stale_joints(self, now, timeout):
         """Names of chain joints not received within `timeout` seconds."""
         return [name for name, t in zip(self.joint_names, self.received_at) if now - t > timeout]
+
+
+def _plausible(values):
+    """Every value within ±PLAUSIBLE; false for NaN and ±inf (they fail the comparison).
+    Plain Python: for a handful of joints cheaper than NumPy's per-call overhead."""
+    return all(-PLAUSIBLE <= x <= PLAUSIBLE for x in values)
+
