@@ -439,3 +439,31 @@ def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
     assert abs(harness.node._now() - time.time()) < 0.05
     ros_now = harness.node.get_clock().now().nanoseconds * 1e-9
     assert abs(harness.node._now() - ros_now) < 0.05
+
+
+def test_remapped_joint_states_and_node_name_reach_the_helper_node():
+    """joint_states is taken by a helper node (joint_state_thread.py): it must follow the
+    node's own remapping and name, given as node arguments."""
+    node = DynamicsNode(cli_args=["--ros-args", "-r", "__node:=left_arm_dynamics",
+                                  "-r", "joint_states:=/left/joint_states",
+                                  "-p", f"robot_description_file:={URDF}"])
+    peer = rclpy.create_node("remap_peer")
+    inbox = []
+    peer.create_subscription(JointState, "/left_arm_dynamics/gravity_torques", inbox.append, 10)
+    publisher = peer.create_publisher(JointState, "/left/joint_states", 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    executor.add_node(peer)
+    try:
+        assert node.joint_states.topic == "/left/joint_states"
+        assert node.joint_states.node.get_name() == "left_arm_dynamics_joint_states"
+        end = time.monotonic() + 5.0
+        while not inbox and time.monotonic() < end:
+            publisher.publish(JointState(name=NAMES, position=Q.tolist()))
+            executor.spin_once(timeout_sec=0.01)
+        assert inbox, "no gravity torques for joint states on the remapped topic"
+        assert rel(np.array(inbox[-1].effort), REF.gravity(Q)) <= 1e-9
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        peer.destroy_node()
