@@ -190,7 +190,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=6.0, help="seconds per phase")
     parser.add_argument("--rate", type=float, default=500.0,
-                        help="joint_states rate [Hz] (500: what the node sustains here today)")
+                        help="joint_states rate [Hz] (1000 runs too; 500 leaves headroom for "
+                             "three processes on two cores)")
     parser.add_argument("--output", default="demo_output/closed_loop.png", help="plot path")
     args = parser.parse_args(argv)
     isolate_ros()
