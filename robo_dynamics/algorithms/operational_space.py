@@ -21,6 +21,7 @@ regularise poses that are not near a singularity.
 """
 
 import collections
+import math
 
 import numpy as np
 
@@ -49,8 +50,8 @@ def operational_space(J, M=None, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_M
     Lambda_inv = J @ M_inv_Jt
     sigma, U = np.linalg.eigh(Lambda_inv)                    # ascending; reads one triangle
     r = min(n, 6)
-    sigma_1 = sigma[-1]
-    sigma_r = sigma[6 - r]
+    sigma_1 = float(sigma[-1])
+    sigma_r = float(sigma[6 - r])
     threshold = sigma_1 / kappa_max
     if r == 6 and sigma_r >= threshold:                      # the usual case: exact inverse
         Lambda = (U / sigma) @ U.T
@@ -60,10 +61,10 @@ def operational_space(J, M=None, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_M
         inverse[6 - r:] = np.where(active >= threshold, 1.0 / np.maximum(active, threshold),
                                    np.maximum(active, 0.0) / threshold ** 2)
         Lambda = (U * inverse) @ U.T
-    condition = sigma_1 / sigma_r if sigma_r > 0.0 else np.inf
+    condition = sigma_1 / sigma_r if sigma_r > 0.0 else math.inf
     eta = p = None
     if b is not None and g is not None and Jdot_qd is not None:
         J_bar_T = Lambda @ M_inv_Jt.T                       # Λ J M⁻¹, (6, n)
         eta = J_bar_T @ b - Lambda @ Jdot_qd
         p = J_bar_T @ g
-    return OperationalSpace(Lambda, float(condition), bool(not condition <= kappa_max), eta, p)
+    return OperationalSpace(Lambda, condition, not condition <= kappa_max, eta, p)

@@ -51,7 +51,7 @@ class PinocchioSolver(DynamicsSolver):
         n = model.dof
         self._same_q = pm.nq == n and np.array_equal(self._idx_q, np.arange(n))
         self._same_v = pm.nv == n and np.array_equal(self._idx_v, np.arange(n))
-        self._lower = np.tril_indices(pm.nv, -1)
+        self._upper = np.triu(np.ones((pm.nv, pm.nv), dtype=bool))   # where Pinocchio writes
         self._last_joint = pm.getJointId(model.joint_names[-1])
         self._tip_frame = pm.getFrameId(model.tip_link)
         base_frame = pm.getFrameId(model.base_link)
@@ -88,8 +88,7 @@ class PinocchioSolver(DynamicsSolver):
 
     def _symmetric(self, upper):
         """The chain block of a matrix Pinocchio fills in its upper triangle (M, M⁻¹)."""
-        full = upper.copy()
-        full[self._lower] = full.T[self._lower]
+        full = np.where(self._upper, upper, upper.T)
         return full if self._same_v else full[np.ix_(self._idx_v, self._idx_v)]
 
     def _to_base(self, X):
