@@ -280,7 +280,7 @@ def compile_rnea(model, gravity_only=False):
         taus[i] = e.dot(axis, f if prismatic else nm)
     lines, taus = e.code(taus)
     result = ", ".join(_text(t) for t in taus)
-    source = (f"def rnea(q, qd, qdd):\n" + "\n".join(header + lines)
+    source = ("def rnea(q, qd, qdd):\n" + "\n".join(header + lines)
               + f"\n    return [{result}]\n")
     function = _build(source, f"<{'gravity' if gravity_only else 'rnea'} for {model.name}>",
                       {"cos": math.cos, "sin": math.sin})

@@ -16,7 +16,6 @@ what it receives: bad input is rejected, counted and reported. joint_states is t
 thread of its own (joint_state_thread.py); the node's lock serialises the two threads.
 """
 
-import array
 import collections
 import functools
 import math
@@ -345,7 +344,7 @@ class DynamicsNode(Node):
             msg.header.stamp = header.stamp
             msg.near_singular = result.near_singular
             msg.condition_number = min(result.condition_number, CONDITION_CAP)
-            msg.lambda_matrix = array.array("d", result.Lambda.tobytes())
+            msg.lambda_matrix = result.Lambda.ravel()
             self.pub_lambda.publish(msg)
 
     def _publish_effort(self, header, tau, outputs):
