@@ -66,3 +66,11 @@ def random_states(robot, count, seed=0):
 def arm(request):
     """(name, RobotModel) for every arm of the test set."""
     return request.param, load_arm(request.param)
+
+
+@pytest.fixture(scope="module", params=sorted(ARMS))
+def solvers(request):
+    """(in-house solver, Pinocchio solver) for every arm of the test set."""
+    import robo_dynamics as rd
+    robot = load_arm(request.param)
+    return rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio")

@@ -15,12 +15,6 @@ TOLERANCE = 1e-9
 
 
 
-@pytest.fixture(scope="module", params=sorted(ARMS))
-def solvers(request):
-    robot = load_arm(request.param)
-    return rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio")
-
-
 def test_joint_space_quantities_match(solvers):
     ours, ref = solvers
     worst = {}

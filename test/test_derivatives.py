@@ -2,11 +2,9 @@
 computeRNEADerivatives / computeABADerivatives and against central finite differences."""
 
 import numpy as np
-import pytest
 
-import robo_dynamics as rd
 from robo_dynamics.algorithms import crba, forward_dynamics, rnea
-from conftest import rel, ARMS, load_arm, random_states
+from conftest import rel, load_arm, random_states
 
 H = 1e-6
 
@@ -17,12 +15,6 @@ def central_difference(f, x):
     for e in np.eye(len(x)):
         columns.append((f(x + H * e) - f(x - H * e)) / (2 * H))
     return np.column_stack(columns)
-
-
-@pytest.fixture(scope="module", params=sorted(ARMS))
-def solvers(request):
-    robot = load_arm(request.param)
-    return rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio")
 
 
 def test_rnea_derivatives_match_pinocchio(solvers):

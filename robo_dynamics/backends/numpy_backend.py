@@ -1,5 +1,7 @@
 """The in-house backend: the NumPy algorithms of robo_dynamics.algorithms."""
 
+import functools
+
 from ..algorithms import (coriolis, crba, derivatives, forward_dynamics, jacobian, kinematics,
                           rnea, rnea_codegen)
 import numpy as np
@@ -16,12 +18,26 @@ class NumpySolver(DynamicsSolver):
     """
 
     name = "rnea"
-    _compiled = _compiled_gravity = _compiled_batch = _compiled_gravity_batch = None
+
+    # the recursion generated for this arm, built on first use (scalar, and on arrays)
+    @functools.cached_property
+    def _rnea_code(self):
+        return rnea_codegen.compile_rnea(self.model)
+
+    @functools.cached_property
+    def _gravity_code(self):
+        return rnea_codegen.compile_rnea(self.model, gravity_only=True)
+
+    @functools.cached_property
+    def _rnea_batch_code(self):
+        return rnea_codegen.compile_rnea_batch(self.model)
+
+    @functools.cached_property
+    def _gravity_batch_code(self):
+        return rnea_codegen.compile_rnea_batch(self.model, gravity_only=True)
 
     def _compiled_rnea(self, q, qd, qdd):
-        if self._compiled is None:
-            self._compiled = rnea_codegen.compile_rnea(self.model)
-        return np.array(self._compiled(q.tolist(), qd.tolist(), qdd.tolist()))
+        return np.array(self._rnea_code(q.tolist(), qd.tolist(), qdd.tolist()))
 
     def _rnea(self, q, qd, qdd, f_tip):
         if f_tip is None:
@@ -29,9 +45,7 @@ class NumpySolver(DynamicsSolver):
         return rnea.rnea(self.model, q, qd, qdd, f_tip=f_tip)
 
     def _gravity(self, q):
-        if self._compiled_gravity is None:
-            self._compiled_gravity = rnea_codegen.compile_rnea(self.model, gravity_only=True)
-        return np.array(self._compiled_gravity(q.tolist(), None, None))
+        return np.array(self._gravity_code(q.tolist(), None, None))
 
     def _bias(self, q, qd):
         return self._compiled_rnea(q, qd, np.zeros_like(q))
@@ -70,12 +84,7 @@ class NumpySolver(DynamicsSolver):
         return kin.tip_R[0], kin.tip_p[0]
 
     def _rnea_batch(self, q, qd, qdd):
-        if self._compiled_batch is None:
-            self._compiled_batch = rnea_codegen.compile_rnea_batch(self.model)
-        return self._compiled_batch(q, qd, qdd)
+        return self._rnea_batch_code(q, qd, qdd)
 
     def _gravity_batch(self, q):
-        if self._compiled_gravity_batch is None:
-            self._compiled_gravity_batch = rnea_codegen.compile_rnea_batch(
-                self.model, gravity_only=True)
-        return self._compiled_gravity_batch(q, None, None)
+        return self._gravity_batch_code(q, None, None)

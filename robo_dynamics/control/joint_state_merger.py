@@ -123,4 +123,3 @@ def _plausible(values):
     """Every value within ±PLAUSIBLE; false for NaN and ±inf (they fail the comparison).
     Plain Python: for a handful of joints cheaper than NumPy's per-call overhead."""
     return all(-PLAUSIBLE <= x <= PLAUSIBLE for x in values)
-

@@ -62,7 +62,7 @@ CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "j
                  "operational_space_inertia")
 CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
-SUBSCRIBERS_REFRESH = 0.1  # seconds between readings of the outputs' subscriber counts
+REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
 
 
@@ -132,8 +132,8 @@ class DynamicsNode(Node):
         self.pub_diagnostics = output(DiagnosticArray, "/diagnostics", 10)
         self._subscribed = dict.fromkeys((self.pub_gravity, self.pub_gravity_cmd, self.pub_ct,
                                           self.pub_ct_cmd, self.pub_lambda), False)
-        self._subscribers_read_at = -math.inf
-        self._system_time = False      # until _read_subscribers has looked at the clock
+        self._refreshed_at = -math.inf
+        self._system_time = False      # until _refresh has looked at the clock
 
         self.create_subscription(JointTrajectory, "~/desired_trajectory", self._on_trajectory, 10)
         self.create_subscription(JointState, "~/desired_state", self._on_set_point, 10)
@@ -320,10 +320,10 @@ class DynamicsNode(Node):
         """The command first (computed torque while there is a desired motion, else gravity
         compensation: what the arm is waiting for), then the other torques, then Λ. Each
         output is published only when it has a subscriber: publishing to nobody still costs
-        the conversion and serialisation. Subscriber counts are re-read every
-        SUBSCRIBERS_REFRESH seconds, not per message."""
-        if now - self._subscribers_read_at > SUBSCRIBERS_REFRESH:
-            self._read_subscribers(now)
+        the conversion and serialisation. Subscriber counts are re-read every REFRESH
+        seconds, not per message."""
+        if now - self._refreshed_at > REFRESH:
+            self._refresh(now)
         solver = self.solver
         q, qd = self.merger.q, self.merger.qd     # validated by the merger
         friction = friction_torque(qd, self.viscous, self.coulomb) if self.friction else None
@@ -360,9 +360,11 @@ class DynamicsNode(Node):
             if self._subscribed[command_pub]:
                 command_out.publish(command_pub, command)
 
-    def _read_subscribers(self, now):
+    def _refresh(self, now):
+        """Re-read what may change while running but is too dear to read per message: the
+        outputs' subscriber counts and whether simulated time drives the clock."""
         self._subscribed = {pub: pub.get_subscription_count() > 0 for pub in self._subscribed}
-        self._subscribers_read_at = now
+        self._refreshed_at = now
         clock = self.get_clock()
         self._system_time = (clock.clock_type != ClockType.STEADY_TIME
                              and not getattr(clock, "ros_time_is_active", False))
@@ -570,7 +572,7 @@ class DynamicsNode(Node):
         """The node's clock in seconds. Without simulated time that is the system clock
         (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() costs ≈ 10 µs
         per joint state in the running node. Whether /clock drives the clock is re-read with
-        the subscriber counts (every SUBSCRIBERS_REFRESH s)."""
+        the subscriber counts (every REFRESH s)."""
         if self._system_time:
             return time.time()
         return self.get_clock().now().nanoseconds * 1e-9

@@ -14,8 +14,8 @@ ignores the global command-line arguments, so nothing is remapped twice.
 
 import threading
 
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import (ExternalShutdownException, ShutdownException,
+                              SingleThreadedExecutor)
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -41,7 +41,7 @@ class JointStateThread:
     def _spin(self):
         try:
             self.executor.spin()
-        except (ExternalShutdownException, rclpy.executors.ShutdownException):
+        except (ExternalShutdownException, ShutdownException):
             pass
         except Exception:          # rcl errors once the context is shut down: not a fault
             if self.node is not None and self.node.context.ok():
