@@ -46,6 +46,9 @@ def physical_problems(mass, I, tolerance=1e-9):
     if not np.allclose(I, I.T, rtol=0.0, atol=tolerance * max(1.0, np.abs(I).max())):
         problems.append("inertia is not symmetric")
     moments = np.linalg.eigvalsh(0.5 * I + 0.5 * I.T)     # halves first: no overflow near 1e308
+    if not np.all(np.isfinite(moments)):
+        problems.append("inertia entries are too large: the principal moments overflow")
+        return problems
     scale = tolerance * max(abs(moments).max(), 1e-300)
     if moments[0] < -scale:
         problems.append(
