@@ -14,6 +14,9 @@ Inverting Λ⁻¹ = J M⁻¹ Jᵀ (6 × 6, symmetric positive semi-definite):
   σ, the sign of a nearby singularity, gets σ/σ_thr² with σ_thr = σ_1/κ_max, a ramp that
   meets 1/σ at σ_thr and goes to 0 at the singularity. So every eigenvalue of Λ is at most
   κ_max/σ_1: Λ stays finite and bounded. The condition number reported is σ_1/σ_r.
+  In the usual case (r = 6, every σ exact) that Λ is the plain inverse of Λ⁻¹, so only the
+  eigenvalues are computed, then the inverse (LU); the eigenvectors only when the ramp or
+  the pseudo-inverse applies.
 
 κ_max defaults to 1e8 because Λ⁻¹ mixes units (1/kg and 1/(kg·m²)): on a UR5e-sized arm
 its condition number is already 1e4–1e5 at ordinary poses, so a tighter bound would
@@ -24,6 +27,8 @@ import collections
 import math
 
 import numpy as np
+
+from . import small_linalg
 
 OperationalSpace = collections.namedtuple("OperationalSpace", [
     "Lambda",            # (6, 6) Cartesian inertia, rows/cols [linear; angular]
@@ -48,14 +53,15 @@ def operational_space(J, M=None, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_M
     n = J.shape[1]
     M_inv_Jt = M_inv @ J.T if M_inv is not None else np.linalg.solve(M, J.T)  # M⁻¹ Jᵀ (n, 6)
     Lambda_inv = J @ M_inv_Jt
-    sigma, U = np.linalg.eigh(Lambda_inv)                    # ascending; reads one triangle
+    sigma = small_linalg.eigvalsh(Lambda_inv)               # ascending
     r = min(n, 6)
-    sigma_1 = float(sigma[-1])
+    sigma_1 = float(sigma[5])
     sigma_r = float(sigma[6 - r])
     threshold = sigma_1 / kappa_max
-    if r == 6 and sigma_r >= threshold:                      # the usual case: exact inverse
-        Lambda = (U / sigma) @ U.T
+    if r == 6 and sigma_r > 0.0 and sigma_r >= threshold:   # the usual case: exact inverse
+        Lambda = small_linalg.inv(Lambda_inv)
     else:
+        sigma, U = np.linalg.eigh(Lambda_inv)
         inverse = np.zeros(6)
         active = sigma[6 - r:]
         inverse[6 - r:] = np.where(active >= threshold, 1.0 / np.maximum(active, threshold),
