@@ -1,6 +1,13 @@
 """The zero-compute floor: subscribe to joint_states, copy, publish on echo. Run by
-benchmarks/run.py in its own process, on the loopback like everything else there."""
+benchmarks/run.py in its own process, on the loopback like everything else there.
 
+    python -m benchmarks.echo_node [--priority N] [--ros-args ...]
+
+--priority N spins at SCHED_FIFO priority N, as dynamics_node's thread_priority does for
+its joint-state thread: the like-for-like floor for a node run that way.
+"""
+
+import os
 import sys
 
 import rclpy
@@ -21,7 +28,11 @@ class EchoNode(Node):
 
 
 def main():
-    rclpy.init()
+    args = sys.argv[1:]
+    if args[:1] == ["--priority"]:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(args[1])))
+        args = args[2:]
+    rclpy.init(args=args)
     spin(EchoNode())          # the same executor as dynamics_node: a like-for-like floor
     return 0
 

@@ -4,7 +4,10 @@ rclpy runs in this process on the loopback only (conftest sets the discovery ran
 domain id of its own before rclpy is imported).
 """
 
+import errno
 import math
+import os
+import threading
 import time
 
 import numpy as np
@@ -22,6 +25,7 @@ from visualization_msgs.msg import MarkerArray
 from geometry_msgs.msg import WrenchStamped
 
 import robo_dynamics as rd
+from robo_dynamics.ros import joint_state_thread
 from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics_interfaces.msg import OperationalSpaceInertia
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
@@ -318,6 +322,7 @@ def test_parameters_are_validated(harness):
     for parameter in bad:
         assert not node.set_parameters([parameter])[0].successful
     assert not node.set_parameters([Parameter("backend", value="rnea")])[0].successful  # read-only
+    assert not node.set_parameters([Parameter("thread_priority", value=5)])[0].successful
     assert node.set_parameters([Parameter("kp", value=[10.0] * 6)])[0].successful
     np.testing.assert_array_equal(node.Kp, [10.0] * 6)
     descriptors = node.describe_parameters(["kp", "stale_timeout", "robot_description"])
@@ -467,3 +472,59 @@ def test_remapped_joint_states_and_node_name_reach_the_helper_node():
         executor.shutdown()
         node.destroy_node()
         peer.destroy_node()
+
+
+def _fifo_permitted():
+    """Whether this process may put a thread on SCHED_FIFO (tried in a scratch thread)."""
+    outcome = []
+
+    def attempt():
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            outcome.append(True)
+        except OSError:
+            outcome.append(False)
+
+    scratch = threading.Thread(target=attempt)
+    scratch.start()
+    scratch.join()
+    return outcome[0]
+
+
+def _thread_scheduling(harness):
+    """(policy, priority) of the node's joint-state thread, read back from the kernel."""
+    tid = harness.node.joint_states.thread.native_id
+    return os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority
+
+
+@pytest.mark.parametrize("harness", [{"thread_priority": 10, "diagnostics_rate": 20.0}],
+                         indirect=True)
+def test_thread_priority_puts_the_joint_state_thread_on_sched_fifo(harness):
+    if not _fifo_permitted():
+        pytest.skip("this process may not use SCHED_FIFO (the refusal is tested below)")
+    assert rel(harness.stream("gravity").effort, REF.gravity(Q)) <= 1e-9
+    assert _thread_scheduling(harness) == (os.SCHED_FIFO, 10)
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER        # only that thread changed
+    assert harness.spin_until(lambda: harness.inbox["diagnostics"] and _value(
+        harness.inbox["diagnostics"][-1], "joint_state_thread") == "SCHED_FIFO 10")
+
+
+def test_refused_thread_priority_warns_and_runs_on(monkeypatch):
+    def refuse(pid, policy, param):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(joint_state_thread.os, "sched_setscheduler", refuse)
+    harness = Harness(thread_priority=10, diagnostics_rate=20.0)
+    try:
+        assert rel(harness.stream("gravity").effort, REF.gravity(Q)) <= 1e-9
+        assert _thread_scheduling(harness)[0] == os.SCHED_OTHER
+        assert harness.spin_until(lambda: harness.inbox["diagnostics"] and _value(
+            harness.inbox["diagnostics"][-1], "joint_state_thread")
+            == "normal (SCHED_FIFO 10 refused: Operation not permitted)")
+    finally:
+        harness.close()
+
+
+def test_default_joint_state_thread_is_on_the_normal_scheduler(harness):
+    harness.stream("gravity")
+    assert _thread_scheduling(harness) == (os.SCHED_OTHER, 0)

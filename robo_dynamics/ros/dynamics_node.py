@@ -108,6 +108,7 @@ class DynamicsNode(Node):
         self.clamped = 0           # commands that hit an effort limit
         self.errors = 0            # computations that raised (counted, never fatal)
         self.stale = False
+        self.joint_states = None   # the joint-state thread, started at the end of __init__
         self.trajectory = None
         self.last_condition = math.nan
         self.last_near_singular = False
@@ -160,7 +161,8 @@ class DynamicsNode(Node):
         # the hot path, on a thread of its own (joint_state_thread.py). Depth 10: a node that
         # falls behind skips to recent states instead of controlling from a backlog of old ones
         self.joint_states = JointStateThread(self, JointState, "joint_states",
-                                             self._on_joint_state, 10)
+                                             self._on_joint_state, 10,
+                                             self.get_parameter("thread_priority").value)
 
     def destroy_node(self):
         if getattr(self, "joint_states", None) is not None:
@@ -456,6 +458,8 @@ class DynamicsNode(Node):
                 "near_singular": str(self.last_near_singular),
                 "cross_check_max_relative_difference": f"{worst:.3g}",
                 "trajectory_active": str(self.trajectory is not None),
+                "joint_state_thread": (self.joint_states.scheduling if self.joint_states
+                                       else "not started"),
             }
             if self.callback_seconds:
                 times = np.sort(np.array(self.callback_seconds)) * 1e6

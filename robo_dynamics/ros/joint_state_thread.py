@@ -10,8 +10,15 @@ serves everything else. The owner serialises the two threads' callbacks with a l
 
 The helper subscribes to the name the main node resolves (its remappings included) and
 ignores the global command-line arguments, so nothing is remapped twice.
+
+With `priority` > 0 the thread asks for SCHED_FIFO at that priority before it spins, the
+real-time setting ros2_control's controller_manager gives its update loop: the callback is
+then not preempted by the process's other threads (the middleware's, the main executor's)
+or by ordinary processes. Only this thread changes. If the system refuses (no permission),
+the thread runs on the normal scheduler and `scheduling` says why.
 """
 
+import os
 import threading
 
 from rclpy.executors import (ExternalShutdownException, ShutdownException,
@@ -21,9 +28,10 @@ from rclpy.parameter import Parameter
 
 
 class JointStateThread:
-    """Subscribe `callback` to `topic` (resolved by `owner`) with `msg_type` and `depth`."""
+    """Subscribe `callback` to `topic` (resolved by `owner`) with `msg_type` and `depth`;
+    spin at SCHED_FIFO `priority` (1–99) or, with 0, on the normal scheduler."""
 
-    def __init__(self, owner, msg_type, topic, callback, depth):
+    def __init__(self, owner, msg_type, topic, callback, depth, priority=0):
         self.node = Node(f"{owner.get_name()}_joint_states", namespace=owner.get_namespace(),
                          context=owner.context, use_global_arguments=False,
                          start_parameter_services=False,
@@ -34,11 +42,14 @@ class JointStateThread:
                                                           depth)
         self.executor = SingleThreadedExecutor(context=owner.context)
         self.executor.add_node(self.node)
+        self.priority, self.logger = priority, owner.get_logger()
+        self.scheduling = "starting"       # then what the thread runs on (for diagnostics)
         self.thread = threading.Thread(target=self._spin, name=self.node.get_name(),
                                        daemon=True)
         self.thread.start()
 
     def _spin(self):
+        self.scheduling = self._set_scheduling()
         try:
             self.executor.spin()
         except (ExternalShutdownException, ShutdownException):
@@ -46,6 +57,21 @@ class JointStateThread:
         except Exception:          # rcl errors once the context is shut down: not a fault
             if self.node is not None and self.node.context.ok():
                 raise
+
+    def _set_scheduling(self):
+        """Apply the priority to the calling thread; a description of the outcome."""
+        if self.priority <= 0:
+            return "normal"
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
+        except OSError as exc:                 # EPERM without root or an rtprio limit
+            reason = exc.strerror or type(exc).__name__
+            self.logger.warning(f"joint_states thread: SCHED_FIFO priority {self.priority} "
+                                f"refused ({reason}); running on the normal scheduler. Allow "
+                                "it with an rtprio limit (/etc/security/limits.conf).")
+            return f"normal (SCHED_FIFO {self.priority} refused: {reason})"
+        self.logger.info(f"joint_states thread: SCHED_FIFO priority {self.priority}")
+        return f"SCHED_FIFO {self.priority}"
 
     def stop(self):
         """Stop the thread and destroy the helper node (idempotent)."""

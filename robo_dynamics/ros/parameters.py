@@ -6,7 +6,8 @@ values is unacceptable, or None.
 
 import math
 
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                ParameterType)
 
 READ_ONLY = True     # fixed at start-up
 RUNTIME = False      # may be changed while running (validated first)
@@ -73,6 +74,12 @@ PARAMETERS = {
                     "Rate [Hz] of the rviz2 markers and the tip wrench; 0 disables them.", RUNTIME),
     "diagnostics_rate": (1.0, ParameterType.PARAMETER_DOUBLE,
                          "Rate [Hz] of /diagnostics.", RUNTIME),
+    "thread_priority": (0, ParameterType.PARAMETER_INTEGER,
+                        "SCHED_FIFO priority (1-99) of the thread that takes joint_states and "
+                        "publishes the commands, like ros2_control's controller_manager "
+                        "thread_priority; 0: the normal scheduler. Needs permission (root, or "
+                        "an rtprio limit in /etc/security/limits.conf): without it the node "
+                        "warns and runs on the normal scheduler.", READ_ONLY),
 }
 
 
@@ -81,6 +88,8 @@ def descriptor(name):
     d = ParameterDescriptor(name=name, type=kind, description=text, read_only=read_only)
     if name == "torque_limit_scale":
         d.floating_point_range = [FloatingPointRange(from_value=1e-3, to_value=1.0)]
+    if name == "thread_priority":
+        d.integer_range = [IntegerRange(from_value=0, to_value=99, step=1)]
     return d
 
 
@@ -112,6 +121,7 @@ def validate(values, dof):
         "cross_check_tolerance": lambda v: 0.0 < v < math.inf,
         "marker_rate": lambda v: 0.0 <= v <= 100.0,
         "diagnostics_rate": lambda v: 0.0 < v <= 100.0,
+        "thread_priority": lambda v: 0 <= v <= 99,
     }
     for name, ok in checks.items():
         if name in values and not ok(values[name]):
