@@ -351,16 +351,18 @@ class DynamicsNode(Node):
 
     def _publish_effort(self, header, tau, outputs):
         """Clamp to the effort limits, then publish as JointState and Float64MultiArray (each
-        only when subscribed)."""
+        only when subscribed; with neither subscribed there is nothing to clamp)."""
+        state_pub, state_out, command_pub, command_out = outputs
+        to_state, to_command = self._subscribed[state_pub], self._subscribed[command_pub]
+        if not (to_state or to_command):
+            return
         tau, clamped = clamp_effort(tau, self.bound)   # raises on non-finite: not published
         self.clamped += clamped
-        state_pub, state_out, command_pub, command_out = outputs
-        if self._subscribed[state_pub] or self._subscribed[command_pub]:
-            command = tau if self.command_index is None else tau[self.command_index]
-            if self._subscribed[state_pub]:
-                state_out.publish(state_pub, command, header.stamp)
-            if self._subscribed[command_pub]:
-                command_out.publish(command_pub, command)
+        command = tau if self.command_index is None else tau[self.command_index]
+        if to_state:
+            state_out.publish(state_pub, command, header.stamp)
+        if to_command:
+            command_out.publish(command_pub, command)
 
     def _refresh(self, now):
         """Re-read what may change while running but is too dear to read per message: the
