@@ -26,6 +26,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--rate", type=float, default=1000.0)
+    parser.add_argument("--thread-priority", type=int, default=0,
+                        help="dynamics_node's thread_priority (SCHED_FIFO; 0: normal)")
     args = parser.parse_args(argv)
     isolate_ros()
     import rclpy
@@ -41,7 +43,8 @@ def main(argv=None):
                           "-p", f"publish_rate:={args.rate}",
                           "-r", "effort_commands:=/dynamics_node/computed_torque_command"]),
         subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
-                          "-p", "marker_rate:=0.0"])]
+                          "-p", "marker_rate:=0.0",
+                          "-p", f"thread_priority:={args.thread_priority}"])]
     rclpy.init()
     node = rclpy.create_node("soak_driver")
     counts, diagnostics = {"states": 0}, {}
@@ -104,7 +107,8 @@ def main(argv=None):
         node.destroy_node()
         rclpy.try_shutdown()
     accepted = int(diagnostics.get("messages_accepted", 0)) - accepted0
-    print(f"soak: {elapsed / 60:.1f} min at {args.rate:.0f} Hz")
+    print(f"soak: {elapsed / 60:.1f} min at {args.rate:.0f} Hz, dynamics_node's joint-state "
+          f"thread: {diagnostics.get('joint_state_thread')}")
     for name, (cpu0, rss0), (cpu1, rss1) in zip(("sim_arm", "dynamics_node"), stats0, stats1):
         print(f"  {name:<14} RSS {rss0:.1f} → {rss1:.1f} MiB, CPU {100 * (cpu1 - cpu0) / elapsed:.0f} %")
     print(f"  joint states seen by the driver: {counts['states']} "
