@@ -33,4 +33,4 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.run
 
 soak: $(STAMP)
-	$(PY) -m benchmarks.soak
+	$(PY) -m benchmarks.soak $(SOAK_ARGS)

@@ -245,25 +245,6 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None):
             "rss_end": rss_end, "diagnostics": diagnostics, "windows": windows}
 
 
-def fifo_permitted(priority):
-    """Whether this process may run a thread at SCHED_FIFO `priority` (tried in a scratch
-    thread; the node and echo processes inherit the same permission)."""
-    import threading
-    outcome = []
-
-    def attempt():
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-            outcome.append(True)
-        except OSError:
-            outcome.append(False)
-
-    scratch = threading.Thread(target=attempt)
-    scratch.start()
-    scratch.join()
-    return outcome[0]
-
-
 def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     """The same driver against dynamics_node and the echo node, each with the normal
     scheduler and (when permitted) at SCHED_FIFO `priority`: {(process, priority): result},
@@ -272,6 +253,7 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     from sensor_msgs.msg import JointState
 
     import robo_dynamics as rd
+    from robo_dynamics.ros.joint_state_thread import fifo_permitted
     path, tip = ARMS["Panda (7-DoF)"]
     model = rd.load_robot(path, tip_link=tip)
     names = list(model.joint_names)

@@ -7,7 +7,6 @@ domain id of its own before rclpy is imported).
 import errno
 import math
 import os
-import threading
 import time
 
 import numpy as np
@@ -474,23 +473,6 @@ def test_remapped_joint_states_and_node_name_reach_the_helper_node():
         peer.destroy_node()
 
 
-def _fifo_permitted():
-    """Whether this process may put a thread on SCHED_FIFO (tried in a scratch thread)."""
-    outcome = []
-
-    def attempt():
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
-            outcome.append(True)
-        except OSError:
-            outcome.append(False)
-
-    scratch = threading.Thread(target=attempt)
-    scratch.start()
-    scratch.join()
-    return outcome[0]
-
-
 def _thread_scheduling(harness):
     """(policy, priority) of the node's joint-state thread, read back from the kernel."""
     tid = harness.node.joint_states.thread.native_id
@@ -500,7 +482,7 @@ def _thread_scheduling(harness):
 @pytest.mark.parametrize("harness", [{"thread_priority": 10, "diagnostics_rate": 20.0}],
                          indirect=True)
 def test_thread_priority_puts_the_joint_state_thread_on_sched_fifo(harness):
-    if not _fifo_permitted():
+    if not joint_state_thread.fifo_permitted(1):
         pytest.skip("this process may not use SCHED_FIFO (the refusal is tested below)")
     assert rel(harness.stream("gravity").effort, REF.gravity(Q)) <= 1e-9
     assert _thread_scheduling(harness) == (os.SCHED_FIFO, 10)

@@ -81,3 +81,21 @@ class JointStateThread:
         self.thread.join(timeout=2.0)
         self.node.destroy_node()
         self.node = None
+
+
+def fifo_permitted(priority):
+    """Whether this process may run a thread at SCHED_FIFO `priority`, tried in a scratch
+    thread (the calling thread keeps its scheduling)."""
+    outcome = []
+
+    def attempt():
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+            outcome.append(True)
+        except OSError:
+            outcome.append(False)
+
+    scratch = threading.Thread(target=attempt)
+    scratch.start()
+    scratch.join()
+    return outcome[0]
