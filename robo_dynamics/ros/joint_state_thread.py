@@ -64,8 +64,8 @@ class JointStateThread:
             return "normal"
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
-        except OSError as exc:                 # EPERM without root or an rtprio limit
-            reason = exc.strerror or type(exc).__name__
+        except (OSError, AttributeError) as exc:   # EPERM without root or an rtprio limit;
+            reason = getattr(exc, "strerror", None) or "not supported here"   # not Linux
             self.logger.warning(f"joint_states thread: SCHED_FIFO priority {self.priority} "
                                 f"refused ({reason}); running on the normal scheduler. Allow "
                                 "it with an rtprio limit (/etc/security/limits.conf).")
@@ -92,7 +92,7 @@ def fifo_permitted(priority):
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
             outcome.append(True)
-        except OSError:
+        except (OSError, AttributeError):      # no permission; not Linux
             outcome.append(False)
 
     scratch = threading.Thread(target=attempt)
