@@ -7,13 +7,13 @@ benchmarks/run.py in its own process, on the loopback like everything else there
 its joint-state thread: the like-for-like floor for a node run that way.
 """
 
-import os
 import sys
 
 import rclpy
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from robo_dynamics.ros.joint_state_thread import use_fifo
 from robo_dynamics.ros.spin import spin
 
 
@@ -30,7 +30,9 @@ class EchoNode(Node):
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--priority"]:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(args[1])))
+        reason = use_fifo(int(args[1]))
+        if reason is not None:
+            sys.exit(f"echo_node: SCHED_FIFO {args[1]} refused: {reason}")
         args = args[2:]
     rclpy.init(args=args)
     spin(EchoNode())          # the same executor as dynamics_node: a like-for-like floor

@@ -62,10 +62,8 @@ class JointStateThread:
         """Apply the priority to the calling thread; a description of the outcome."""
         if self.priority <= 0:
             return "normal"
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
-        except (OSError, AttributeError) as exc:   # EPERM without root or an rtprio limit;
-            reason = getattr(exc, "strerror", None) or "not supported here"   # not Linux
+        reason = use_fifo(self.priority)
+        if reason is not None:
             self.logger.warning(f"joint_states thread: SCHED_FIFO priority {self.priority} "
                                 f"refused ({reason}); running on the normal scheduler. Allow "
                                 "it with an rtprio limit (/etc/security/limits.conf).")
@@ -83,19 +81,20 @@ class JointStateThread:
         self.node = None
 
 
+def use_fifo(priority):
+    """Put the calling thread on SCHED_FIFO at `priority`: None when done, else why not."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (OSError, AttributeError) as exc:   # EPERM without root or an rtprio limit;
+        return getattr(exc, "strerror", None) or "not supported here"   # not Linux
+    return None
+
+
 def fifo_permitted(priority):
     """Whether this process may run a thread at SCHED_FIFO `priority`, tried in a scratch
     thread (the calling thread keeps its scheduling)."""
     outcome = []
-
-    def attempt():
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-            outcome.append(True)
-        except (OSError, AttributeError):      # no permission; not Linux
-            outcome.append(False)
-
-    scratch = threading.Thread(target=attempt)
+    scratch = threading.Thread(target=lambda: outcome.append(use_fifo(priority) is None))
     scratch.start()
     scratch.join()
     return outcome[0]
