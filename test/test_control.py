@@ -49,6 +49,19 @@ def test_merger_rejects_bad_messages_and_keeps_its_state(names, positions, veloc
     assert merger.age(1.0) == 1.0
 
 
+def test_merger_maps_measured_efforts_by_name_and_marks_missing_ones_unknown():
+    merger = JointStateMerger(CHAIN, known_joints=CHAIN + ("finger",))
+    assert merger.update(["c", "finger", "a"], [3.0, 9.0, 1.0], [], 0.0,
+                         efforts=[30.0, 90.0, 10.0]) is None
+    assert merger.update(["b"], [2.0], [], 0.0) is None               # no effort: unknown
+    np.testing.assert_array_equal(merger.effort, [10.0, np.nan, 30.0])
+    assert merger.update(list(CHAIN), [1, 2, 3], [], 1.0, efforts=[1.5, math.nan, 3.5]) is None
+    np.testing.assert_array_equal(merger.effort, [1.5, np.nan, 3.5])  # non-finite: unknown
+    assert "3 names but 2 efforts" in merger.update(list(CHAIN), [1, 2, 3], [], 2.0,
+                                                    efforts=[1.0, 2.0])
+    np.testing.assert_array_equal(merger.effort, [1.5, np.nan, 3.5])  # rejected: unchanged
+
+
 def test_effort_clamp():
     bound = effort_bounds([10.0, 5.0, np.inf], scale=0.5)
     tau, clamped = clamp_effort(np.array([7.0, -1.0, 1e6]), bound)

@@ -141,6 +141,27 @@ class DynamicsSolver(abc.ABC):
         (q,) = self._batch(q=q)
         return self._gravity_batch(q)
 
+    # -- fast path: for callers that have validated the state themselves -------------------
+    # q, qd, qdd must be float64 NumPy arrays of shape (n,), finite, in model joint order
+    # (e.g. the joint-state merger's arrays). Nothing is checked; a wrong argument gives a
+    # wrong answer or an exception from deep inside the backend. Results as above.
+    def inverse_dynamics_unchecked(self, q, qd, qdd):
+        """τ = M q̈ + C q̇ + g (n,), no tip wrench, arguments not checked."""
+        return self._rnea(q, qd, qdd, None)
+
+    def gravity_unchecked(self, q):
+        """g(q) (n,), argument not checked."""
+        return self._gravity(q)
+
+    def jacobian_unchecked(self, q, frame=LOCAL_WORLD_ALIGNED):
+        """Tip Jacobian (6, n) in `frame` (a frame constant of algorithms.jacobian), not
+        checked."""
+        return self._jacobian(q, frame)
+
+    def mass_matrix_inverse_unchecked(self, q):
+        """M(q)⁻¹ (n, n), argument not checked."""
+        return self._mass_matrix_inverse(q)
+
     # -- argument checks -------------------------------------------------------------------
     def _state(self, **arrays):
         n = self.model.dof

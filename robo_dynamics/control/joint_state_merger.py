@@ -2,8 +2,9 @@
 
 Joints are mapped by name, never by index. Joints the robot description knows but the chain
 does not use (gripper fingers, other arms) are ignored; names the description does not know
-are an error, as are non-finite or implausibly large values, duplicated names and arrays
-whose lengths disagree.
+are an error, as are non-finite or implausibly large positions or velocities, duplicated
+names and arrays whose lengths disagree. Efforts (measured joint torques) are optional: a
+joint whose message carries none, or a non-finite one, has effort NaN (unknown).
 A rejected message changes nothing.
 """
 
@@ -16,7 +17,7 @@ PLAUSIBLE = 1e3
 
 
 class JointStateMerger:
-    """The latest position and velocity of every chain joint, with when each arrived.
+    """The latest position, velocity and effort of every chain joint, with when each arrived.
 
     chain_joints: joint names in model order. known_joints: every joint name of the robot
     description (a superset); None accepts any extra name.
@@ -29,17 +30,19 @@ class JointStateMerger:
         n = len(self.joint_names)
         self.q = np.zeros(n)
         self.qd = np.zeros(n)
+        self.effort = np.full(n, np.nan)           # measured torque [N·m or N]; NaN: unknown
         self.received_at = np.full(n, -np.inf)     # seconds, the caller's clock
         self.rejected = 0
         self._complete = False
         self._names = None       # names of the last accepted message, and where the chain
         self._source = self._target = np.zeros(0, dtype=int)   # joints are in it
 
-    def update(self, names, positions, velocities, now):
+    def update(self, names, positions, velocities, now, efforts=()):
         """Take one message; return None if accepted, else the reason it was rejected.
 
-        names, positions, velocities: the JointState fields (velocities may be empty: the
-        velocity of those joints is then taken as zero). now: receipt time in seconds.
+        names, positions, velocities, efforts: the JointState fields (velocities may be
+        empty: the velocity of those joints is then taken as zero; efforts may be empty:
+        unknown). now: receipt time in seconds.
         The name → index mapping is kept from one message to the next while the names
         repeat, so a steady stream costs a few array operations per message.
         """
@@ -53,6 +56,8 @@ class JointStateMerger:
             return self._reject(f"{count} names but {len(positions)} positions")
         if len(velocities) not in (0, count):
             return self._reject(f"{count} names but {len(velocities)} velocities")
+        if len(efforts) not in (0, count):
+            return self._reject(f"{count} names but {len(efforts)} efforts")
         if self._target is None:    # exactly the chain in model order: check, then copy
             if not (_plausible(positions) and _plausible(velocities)):
                 return self._reject(self._fault(np.asarray(positions, dtype=float),
@@ -60,6 +65,7 @@ class JointStateMerger:
                                                 if len(velocities) else np.zeros(count)))
             self.q[:] = positions
             self.qd[:] = velocities if len(velocities) else 0.0
+            self.effort[:] = efforts if len(efforts) else np.nan
             self.received_at[:] = now
             return None
         q = np.asarray(positions, dtype=float)[self._source]
@@ -69,6 +75,8 @@ class JointStateMerger:
             return self._reject(self._fault(q, qd))   # NaN and ±inf fail the test above too
         self.q[self._target] = q
         self.qd[self._target] = qd
+        self.effort[self._target] = (np.asarray(efforts, dtype=float)[self._source]
+                                     if len(efforts) else np.nan)
         self.received_at[self._target] = now
         return None
 

@@ -1,0 +1,242 @@
+"""The command stream of one arm: a control law inside a safety envelope. No ROS here.
+
+Each joint state gives at most one command (model joint order, N·m or N):
+
+    mode      target                                              while
+    gravity   g(q) (+ friction)                                   no desired motion
+    tracking  RNEA(q, q̇, a) (+ friction),                        an admitted desired motion
+              a = q̈_d + K_p (q_d − q) + K_d (q̇_d − q̇)
+    hold      g(q) − D q̇  (gravity compensation + joint damping)  after a fault, until a new
+                                                                  desired motion is admitted
+
+The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
+of source (mode, trajectory, payload, gains, resuming) is a ramp. A ramp starts where the
+arm's torque is: the measured effort when the joint states carry it, else the last command
+(zero before the first). The envelope around the law:
+
+- admission: a desired motion whose start (its desired position now) is farther than
+  start_tolerance from the measured position, or whose positions leave the URDF limits, is
+  refused (as MoveIt refuses a trajectory that does not start at the current state);
+- watchdogs: |q̇| beyond the velocity bound, or a tracking error beyond max_tracking_error,
+  abandon the desired motion for the hold, on the joint state that shows it;
+- staleness: no command while any joint's state is older than stale_timeout; a desired
+  motion interrupted that way is abandoned for the hold (the arm did not follow it meanwhile).
+
+Computed torque: Lynch & Park, Modern Robotics, §11.4.1 (τ is the inverse dynamics at the
+commanded acceleration, so one Newton–Euler recursion gives it: Craig, Introduction to
+Robotics, §6.5).
+"""
+
+import collections
+import dataclasses
+
+import numpy as np
+
+from .computed_torque import commanded_acceleration
+from .friction import friction_torque
+from .limits import clamp_effort
+from .rate_limit import TorqueRateLimiter
+from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
+
+GRAVITY, TRACKING, HOLD = "gravity", "tracking", "hold"
+INFO, WARN, ERROR = "info", "warn", "error"
+
+Event = collections.namedtuple("Event", ["level", "kind", "message"])
+Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
+resumed, stale, tracking, refused, safe_hold, model), a sentence naming joints and values."""
+
+Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events"])
+Cycle.__doc__ = """What one joint state gave: rejected (the reason, or None), command (n,)
+to send (None: send nothing), gravity (n,) g(q) (+ friction) for information (None when no
+command), events (tuple of Event)."""
+
+NO_EVENTS = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Gains and bounds, each (n,) in model joint order, SI units.
+
+    kp [1/s²], kd [1/s]: computed-torque gains. effort_bound [N·m or N]: |τ| ≤ bound.
+    max_torque_rate [N·m/s]. start_tolerance, max_tracking_error [rad or m].
+    velocity_bound [rad/s or m/s] (inf: none). hold_damping D [N·m·s/rad].
+    stale_timeout [s]. viscous, coulomb: friction compensation (None: off).
+    """
+    kp: np.ndarray
+    kd: np.ndarray
+    effort_bound: np.ndarray
+    max_torque_rate: np.ndarray
+    start_tolerance: np.ndarray
+    max_tracking_error: np.ndarray
+    velocity_bound: np.ndarray
+    hold_damping: np.ndarray
+    stale_timeout: float
+    viscous: np.ndarray = None
+    coulomb: np.ndarray = None
+
+
+def velocity_bound(velocity_limit, scale):
+    """scale × the URDF velocity limits (n,); a joint without a positive limit: unbounded."""
+    limit = np.asarray(velocity_limit, dtype=float)
+    return np.where(limit > 0.0, scale * limit, np.inf)
+
+
+def default_hold_damping(solver, decay_rate=20.0):
+    """D_i = decay_rate × M_ii at the zero configuration [N·m·s/rad]: each joint's velocity
+    then decays at about `decay_rate` [1/s] (time constant 50 ms by default), whether it
+    carries the base (kg·m²) or the last wrist link (10⁻⁴ kg·m²). One number for all joints
+    would be too weak for one or, sampled at 1 ms, unstable for the other (D·Δt/M_ii > 2)."""
+    zero = np.zeros(solver.model.dof)
+    return decay_rate * np.diag(solver.mass_matrix(zero)).copy()
+
+
+class Controller:
+    """The command stream of one arm; see the module docstring.
+
+    solver: a DynamicsSolver (its fast path is used on the merger's validated arrays).
+    merger: the JointStateMerger that takes the joint states. settings: Settings.
+    """
+
+    def __init__(self, solver, merger, settings):
+        self.solver, self.merger, self.settings = solver, merger, settings
+        model = solver.model
+        self.names, self.lower, self.upper = model.joint_names, model.lower, model.upper
+        self.mode = GRAVITY
+        self.motion = None             # the admitted desired motion (Trajectory / SetPoint)
+        self.hold_reason = ""
+        self.limiter = TorqueRateLimiter(settings.max_torque_rate)
+        self.running = False           # a command stream is going (False: next one ramps)
+        self.last_command_time = -np.inf
+        self.counts = dict.fromkeys(("commands", "clamped", "rate_limited", "refused",
+                                     "faults", "stale"), 0)
+        self.last_event = None
+
+    # -- configuration (called from the node's other thread, under its lock) ---------------
+    def configure(self, settings):
+        """New gains and bounds; the command ramps to the new target at the new rate."""
+        self.settings = settings
+        self.limiter.rate = settings.max_torque_rate
+
+    def replace_solver(self, solver, reason):
+        """Swap in a solver for a changed model (e.g. a payload); the command ramps to the
+        new target. Returns the Event."""
+        self.solver = solver
+        return self._event(INFO, "model", reason)
+
+    def desire(self, motion, now):
+        """Admit a desired motion (Trajectory or SetPoint, model order) or refuse it.
+
+        Returns the Event: kind 'tracking' when admitted (it replaces any previous motion
+        and leaves the hold), 'refused' with the reason otherwise (nothing changes)."""
+        reason = self._admission_fault(motion, now)
+        if reason is not None:
+            self.counts["refused"] += 1
+            return self._event(WARN, "refused", f"desired motion refused: {reason}")
+        left = f" (leaving the hold: {self.hold_reason})" if self.mode == HOLD else ""
+        self.motion, self.mode, self.hold_reason = motion, TRACKING, ""
+        return self._event(INFO, "tracking", f"tracking a new desired motion{left}")
+
+    def _admission_fault(self, motion, now):
+        merger, s = self.merger, self.settings
+        if not merger.complete():
+            return "no complete joint state yet"
+        if merger.age(now) > s.stale_timeout:
+            return f"joint states are stale (older than {s.stale_timeout:g} s)"
+        return (position_fault(motion.positions, self.lower, self.upper, self.names)
+                or start_fault(merger.q, motion.sample(now)[0], s.start_tolerance,
+                               self.names))
+
+    # -- the hot path -------------------------------------------------------------------------
+    def step(self, names, positions, velocities, efforts, now):
+        """One joint state (the JointState fields; `now` its receipt time [s]) → Cycle."""
+        merger = self.merger
+        rejected = merger.update(names, positions, velocities, now, efforts)
+        if rejected is not None:
+            return Cycle(rejected, None, None, NO_EVENTS)
+        if not merger.complete():
+            return Cycle(None, None, None, NO_EVENTS)
+        s = self.settings
+        age = merger.age(now)
+        if age > s.stale_timeout:
+            return Cycle(None, None, None, self._stop(now, age))
+        events = NO_EVENTS
+        gap = now - self.last_command_time
+        if not self.running or gap > s.stale_timeout:
+            events = self._resume(now, gap)
+        q, qd = merger.q, merger.qd
+        if self.mode != HOLD:
+            fault = velocity_fault(qd, s.velocity_bound, self.names)
+            if fault is not None:
+                events += (self._hold(fault),)
+        if self.mode == TRACKING:
+            q_d, qd_d, qdd_d = self.motion.sample(now)
+            fault = tracking_fault(q, q_d, s.max_tracking_error, self.names)
+            if fault is not None:
+                events += (self._hold(fault),)
+        solver = self.solver
+        g = solver.gravity_unchecked(q)
+        friction = (friction_torque(qd, s.viscous, s.coulomb) if s.viscous is not None
+                    else 0.0)
+        gravity = g + friction                 # the gravity-compensation command
+        if self.mode == GRAVITY:
+            target = gravity
+        elif self.mode == TRACKING:
+            a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, s.kp, s.kd)
+            target = solver.inverse_dynamics_unchecked(q, qd, a) + friction
+        else:                                  # hold: friction helps stop, not compensated
+            target = g - s.hold_damping * qd
+        target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
+        command, limited = self.limiter.limit(target, now)
+        counts = self.counts
+        counts["commands"] += 1
+        counts["clamped"] += clamped
+        counts["rate_limited"] += limited
+        self.last_command_time = now
+        return Cycle(None, command, gravity, events)
+
+    # -- transitions ----------------------------------------------------------------------------
+    def _stop(self, now, age):
+        """Joint states went stale: no command; a desired motion is abandoned."""
+        if not self.running:
+            return NO_EVENTS
+        self.running = False
+        self.counts["stale"] += 1
+        stale = self.merger.stale_joints(now, self.settings.stale_timeout)
+        events = (self._event(WARN, "stale", f"joint states of {stale} are {age:.3g} s old "
+                                             f"(stale_timeout {self.settings.stale_timeout:g} "
+                                             "s): command stream stopped"),)
+        if self.mode == TRACKING:
+            events += (self._hold("joint states went stale during the desired motion"),)
+        return events
+
+    def _resume(self, now, gap):
+        """(Re)start the command stream: the ramp starts at the measured effort where it is
+        known and plausible, else at the last command."""
+        start = self.limiter.last
+        measured = self.merger.effort
+        known = np.isfinite(measured) & (np.abs(measured) <= self.settings.effort_bound)
+        if known.any():
+            start = np.where(known, measured, start)
+        self.limiter.restart(start, now)
+        first = self.counts["commands"] == 0
+        source = (f"measured effort of {int(known.sum())} of {len(known)} joints"
+                  if known.any() else "the last command" if not first else "zero")
+        events = ()
+        if self.running and self.mode == TRACKING:   # a gap without a stale joint state
+            events = (self._hold(f"no joint state for {gap:.3g} s during the desired "
+                                 "motion"),)
+        self.running = True
+        kind, what = ("started", "command stream started") if first else (
+            "resumed", f"command stream resumed after {gap:.3g} s")
+        return (self._event(INFO, kind, f"{what} in mode '{self.mode}', ramping from "
+                                        f"{source}"),) + events
+
+    def _hold(self, reason):
+        """Abandon the desired motion: gravity compensation + damping, latched."""
+        self.motion, self.mode, self.hold_reason = None, HOLD, reason
+        self.counts["faults"] += 1
+        return self._event(ERROR, "safe_hold", f"safe hold: {reason}")
+
+    def _event(self, level, kind, message):
+        self.last_event = Event(level, kind, message)
+        return self.last_event

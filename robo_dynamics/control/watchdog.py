@@ -1,0 +1,54 @@
+"""Checks of the arm's state against per-joint bounds, each naming the first joint at fault.
+
+Each returns None when every joint is within its bound, else a sentence naming the joint,
+the value and the bound. Bounds are (n,) arrays in model order; inf means unbounded.
+Plain Python over a handful of joints (cheaper than NumPy per call on the hot path).
+"""
+
+
+def _first_over(values, bounds):
+    """Index of the first |value| > bound (NaN counts as over), or None."""
+    for i, (v, b) in enumerate(zip(values, bounds)):
+        if not -b <= v <= b:
+            return i
+    return None
+
+
+def velocity_fault(qd, bound, names):
+    """|q̇_i| > bound_i [rad/s or m/s]: a joint moves faster than allowed."""
+    i = _first_over(qd.tolist(), bound.tolist())
+    if i is None:
+        return None
+    return (f"joint '{names[i]}' velocity {qd[i]:.3g} exceeds the velocity bound "
+            f"{bound[i]:.3g}")
+
+
+def tracking_fault(q, q_desired, bound, names):
+    """|q_d,i − q_i| > bound_i [rad or m]: the arm is not following the desired motion."""
+    error = (q_desired - q).tolist()
+    i = _first_over(error, bound.tolist())
+    if i is None:
+        return None
+    return (f"joint '{names[i]}' tracking error {error[i]:.3g} exceeds max_tracking_error "
+            f"{bound[i]:.3g}")
+
+
+def start_fault(q, q_start, tolerance, names):
+    """|q_start,i − q_i| > tolerance_i: a desired motion does not start where the arm is."""
+    offset = (q_start - q).tolist()
+    i = _first_over(offset, tolerance.tolist())
+    if i is None:
+        return None
+    return (f"it starts {offset[i]:.3g} from joint '{names[i]}' measured position "
+            f"{q[i]:.4g} (start_tolerance {tolerance[i]:.3g})")
+
+
+def position_fault(positions, lower, upper, names):
+    """A desired position (m, n) or (n,) outside [lower_i, upper_i]; joints whose lower and
+    upper limits are equal (continuous joints in URDF) are not checked."""
+    for row in positions.reshape(-1, len(names)).tolist():
+        for i, (x, lo, hi) in enumerate(zip(row, lower.tolist(), upper.tolist())):
+            if lo < hi and not lo <= x <= hi:
+                return (f"joint '{names[i]}' desired position {x:.4g} is outside its limits "
+                        f"[{lo:.4g}, {hi:.4g}]")
+    return None
