@@ -210,7 +210,9 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None):
 
     try:
         deadline = time.monotonic() + 30.0            # wait until the node answers
-        while received[0] == 0:
+        # until the node answers (and, with a set-point, tracks it: computed torque is timed)
+        while received[0] == 0 or (set_point is not None
+                                   and diagnostics.get("mode") != "tracking"):
             publish()
             executor.spin_once(timeout_sec=0.01)
             if set_point is not None:
@@ -258,7 +260,7 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     model = rd.load_robot(path, tip_link=tip)
     names = list(model.joint_names)
     q0 = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
-    set_point = JointState(name=names, position=(q0 + 0.05).tolist())
+    set_point = JointState(name=names, position=(q0 + 0.005).tolist())   # within tolerance
     dynamics = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args",
                 "--log-level", "warn", "-p", f"robot_description_file:={path}",
                 "-p", f"tip_link:={tip}", "-p", "marker_rate:=0.0", "-p", "diagnostics_rate:=2.0"]
@@ -270,7 +272,7 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
         for level in ((priority, 0) if fifo_permitted(priority) else (0,)):
             runs["dynamics", level] = drive(
                 dynamics + ["-p", f"thread_priority:={level}"],
-                "/dynamics_node/computed_torques", seconds, rate, names, q0, set_point)
+                "/dynamics_node/commanded_torques", seconds, rate, names, q0, set_point)
             runs["echo", level] = drive(echo + (["--priority", str(level)] if level else [])
                                         + quiet, "/echo", seconds, rate, names, q0)
     finally:

@@ -3,8 +3,9 @@
     make soak             (= .venv/bin/python -m benchmarks.soak, 10 minutes)
     python -m benchmarks.soak [--minutes 10] [--rate 1000]
 
-Computed-torque tracking of the demo's smooth 6-joint motion, sent as consecutive 10 s
-trajectory segments of one periodic path, so the arm moves for the whole run. Reports
+Computed-torque tracking of the demo's smooth 6-joint motion, sent as overlapping 10 s
+trajectory segments of one periodic path, each sent when it starts (so that it starts where
+the arm is, as the node's start_tolerance requires), and the arm moves for the whole run. Reports
 RSS of both processes at start and end, joint states published and accepted (drops), the
 node's rejections, computation errors and callback times. Loopback only, own ROS domain.
 """
@@ -20,6 +21,7 @@ from benchmarks.run import REPO, isolate_ros, process_stats
 from robo_dynamics.ros.demo import Q0, desired, stop_processes
 
 SEGMENT = 10.0       # s of trajectory per message
+OVERLAP = 1.0        # s: each segment starts this long before the previous one ends
 
 
 def main(argv=None):
@@ -41,7 +43,7 @@ def main(argv=None):
         subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
                           "-p", f"initial_positions:={Q0.tolist()}",
                           "-p", f"publish_rate:={args.rate}",
-                          "-r", "effort_commands:=/dynamics_node/computed_torque_command"]),
+                          "-r", "effort_commands:=/dynamics_node/commands"]),
         subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
                           "-p", "marker_rate:=0.0",
                           "-p", f"thread_priority:={args.thread_priority}"])]
@@ -86,13 +88,14 @@ def main(argv=None):
         executor.spin_once(timeout_sec=0.1)
         accepted0 = int(diagnostics.get("messages_accepted", 0))
         counts["states"] = 0
-        clock_start = node.get_clock().now().nanoseconds * 1e-9 + 0.5
-        start, sent_until = time.monotonic(), 0.0
+        clock_start = node.get_clock().now().nanoseconds * 1e-9
+        start, next_offset = time.monotonic(), 0.0
         duration = 60.0 * args.minutes
         while time.monotonic() - start < duration:
-            if time.monotonic() - start > sent_until - 2.0:        # next segment, in time
-                trajectory.publish(segment(clock_start + sent_until, sent_until))
-                sent_until += SEGMENT
+            now = node.get_clock().now().nanoseconds * 1e-9
+            if now >= clock_start + next_offset:                   # the next segment starts
+                trajectory.publish(segment(clock_start + next_offset, next_offset))
+                next_offset += SEGMENT - OVERLAP
             executor.spin_once(timeout_sec=0.01)
             if any(p.poll() is not None for p in processes):
                 raise RuntimeError("a node died during the soak")

@@ -17,6 +17,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.time import Time
+from builtin_interfaces.msg import Duration
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -26,7 +27,8 @@ from geometry_msgs.msg import WrenchStamped
 import robo_dynamics as rd
 from robo_dynamics.ros import joint_state_thread
 from robo_dynamics.ros.dynamics_node import DynamicsNode
-from robo_dynamics_interfaces.msg import OperationalSpaceInertia
+from robo_dynamics.control.rate_limit import MAX_INTERVAL
+from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInertia
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
 from conftest import rel, SHIPPED
@@ -50,9 +52,8 @@ class Harness:
     """A dynamics node, a peer node that talks to it, and an executor spinning both."""
 
     TOPICS = {"gravity": (JointState, "gravity_torques"),
-              "gravity_cmd": (Float64MultiArray, "gravity_command"),
-              "ct": (JointState, "computed_torques"),
-              "ct_cmd": (Float64MultiArray, "computed_torque_command"),
+              "command": (Float64MultiArray, "commands"),
+              "command_state": (JointState, "commanded_torques"),
               "lambda": (OperationalSpaceInertia, "operational_space_inertia"),
               "markers": (MarkerArray, "markers"), "wrench": (WrenchStamped, "tip_wrench")}
 
@@ -68,6 +69,10 @@ class Harness:
                                           lambda m, key=key: self.inbox[key].append(m), 100)
         self.peer.create_subscription(DiagnosticArray, "/diagnostics",
                                       lambda m: self.inbox["diagnostics"].append(m), 10)
+        self.inbox["events"] = []
+        self.peer.create_subscription(ControllerEvent, "/dynamics_node/events",
+                                      lambda m: self.inbox["events"].append(m), QoSProfile(
+                                          depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self.joint_states = self.peer.create_publisher(JointState, "/joint_states", 100)
         self.trajectory = self.peer.create_publisher(JointTrajectory,
                                                      "/dynamics_node/desired_trajectory", 10)
@@ -109,6 +114,16 @@ class Harness:
         assert len(self.inbox[key]) >= start + count, f"nothing on {key}"
         return self.inbox[key][-1]
 
+    def stream_until(self, key, predicate, names=NAMES, q=Q, qd=QD, timeout=10.0):
+        """Publish the state until the last message on `key` satisfies `predicate`."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.publish_state(names, q, qd)
+            self.spin(0.01)
+            if self.inbox[key] and predicate(self.inbox[key][-1]):
+                return self.inbox[key][-1]
+        raise AssertionError(f"{key}: condition not met; last {self.inbox[key][-1:]}")
+
     def call(self, kind, name, request):
         client = self.peer.create_client(kind, f"/dynamics_node/{name}")
         assert client.wait_for_service(timeout_sec=5.0)
@@ -131,7 +146,10 @@ def test_gravity_torques_and_lambda_match_pinocchio(harness):
     g_msg = harness.stream("gravity")
     assert list(g_msg.name) == NAMES
     assert rel(g_msg.effort, REF.gravity(Q)) <= 1e-9
-    assert rel(harness.inbox["gravity_cmd"][-1].data, REF.gravity(Q)) <= 1e-9
+    # the command ramps from zero (no measured effort) to gravity compensation, then stays
+    harness.stream_until("command", lambda m: rel(m.data, REF.gravity(Q)) <= 1e-9)
+    assert rel(harness.stream("command", count=3).data, REF.gravity(Q)) <= 1e-9
+    assert rel(harness.inbox["command_state"][-1].effort, REF.gravity(Q)) <= 1e-9
     lam = harness.stream("lambda")
     assert lam.header.frame_id == "base_link" and lam.tip_frame == "tool0"
     expected = REF.operational_space_inertia(Q)
@@ -156,11 +174,11 @@ def test_partial_and_reordered_messages_are_merged_by_name(harness):
 @pytest.mark.parametrize("harness", [{"command_joints": ["wrist_3_joint", "elbow_joint",
                                                           "shoulder_pan_joint"]}], indirect=True)
 def test_commands_follow_the_controller_joint_order(harness):
-    cmd = harness.stream("gravity_cmd")
     g = REF.gravity(Q)
-    np.testing.assert_allclose(cmd.data, [g[5], g[2], g[0]], rtol=1e-9, atol=1e-12)
-    assert list(harness.inbox["gravity"][-1].name) == ["wrist_3_joint", "elbow_joint",
-                                                       "shoulder_pan_joint"]
+    harness.stream_until("command", lambda m: rel(m.data, [g[5], g[2], g[0]]) <= 1e-9)
+    order = ["wrist_3_joint", "elbow_joint", "shoulder_pan_joint"]
+    assert list(harness.inbox["gravity"][-1].name) == order
+    assert list(harness.inbox["command_state"][-1].name) == order
 
 
 def test_bad_messages_are_rejected_counted_and_never_published(harness):
@@ -172,7 +190,7 @@ def test_bad_messages_are_rejected_counted_and_never_published(harness):
         harness.publish_state(names, q, qd)
     harness.spin(0.3)
     assert len(harness.inbox["gravity"]) == before
-    assert harness.node.merger.rejected == len(bad)
+    assert harness.node.controller.merger.rejected == len(bad)
     diag = harness.spin_until(lambda: any(
         _value(d, "messages_rejected") == str(len(bad)) for d in harness.inbox["diagnostics"]),
         timeout=3.0)
@@ -205,33 +223,38 @@ def test_commands_are_clamped_to_the_effort_limits(harness):
     bound = 0.1 * ROBOT.effort_limit
     g = REF.gravity(Q)
     np.testing.assert_allclose(msg.effort, np.clip(g, -bound, bound), rtol=1e-9, atol=1e-12)
-    assert np.any(np.abs(g) > bound) and harness.node.clamped > 0
+    assert np.any(np.abs(g) > bound) and harness.node.controller.counts["clamped"] > 0
 
 
-@pytest.mark.parametrize("harness", [{"kp": [50.0], "kd": [10.0]}], indirect=True)
+# the control law itself: no ramp, and a start farther than the default tolerance admitted
+LAW = {"max_torque_rate": [1e9], "start_tolerance": [0.5]}
+
+
+@pytest.mark.parametrize("harness", [{"kp": [50.0], "kd": [10.0], **LAW}], indirect=True)
 def test_computed_torque_tracks_a_trajectory_with_the_control_law(harness):
-    harness.stream("gravity")
-    assert harness.inbox["ct"] == []                   # no desired motion yet
+    harness.stream("command")
+    assert harness.node.controller.mode == "gravity"   # no desired motion yet
     goal = Q + 0.2
     traj = JointTrajectory(joint_names=NAMES[::-1])    # reordered on purpose
     traj.points = [JointTrajectoryPoint(positions=list(goal[::-1]),
                                         time_from_start=rclpy.duration.Duration(
                                             seconds=0.0).to_msg())]
     harness.trajectory.publish(traj)
-    harness.spin(0.2)
-    msg = harness.stream("ct")
+    assert harness.spin_until(lambda: harness.node.controller.mode == "tracking")
+    msg = harness.stream("command_state", count=2)
     Kp, Kd = 50.0, 10.0
     expected = (REF.mass_matrix(Q) @ (Kp * (goal - Q) + Kd * (0.0 - QD))
                 + REF.bias(Q, QD))
     assert rel(msg.effort, np.clip(expected, -ROBOT.effort_limit, ROBOT.effort_limit)) <= 1e-9
 
 
+@pytest.mark.parametrize("harness", [LAW], indirect=True)
 def test_set_point_topic_gives_computed_torque(harness):
     harness.stream("gravity")
     goal = Q - 0.1
     harness.set_point.publish(JointState(name=NAMES, position=list(goal)))
-    harness.spin(0.2)
-    msg = harness.stream("ct")
+    assert harness.spin_until(lambda: harness.node.controller.mode == "tracking")
+    msg = harness.stream("command_state", count=2)
     expected = REF.mass_matrix(Q) @ (100.0 * (goal - Q) + 20.0 * (0.0 - QD)) + REF.bias(Q, QD)
     assert rel(msg.effort, np.clip(expected, -ROBOT.effort_limit, ROBOT.effort_limit)) <= 1e-9
 
@@ -288,7 +311,9 @@ def test_compute_dynamics_service(harness):
     (ComputeDynamics, "compute_dynamics", ComputeDynamics.Request(
         joint_names=NAMES + NAMES[:1], positions=[0.0] * 7), "duplicates"),
     (SetPayload, "set_payload", SetPayload.Request(link="tool0", mass=-1.0),
-     "mass must be finite and >= 0"),
+     "mass must be finite, >= 0"),
+    (SetPayload, "set_payload", SetPayload.Request(link="tool0", mass=1e12),
+     "<= max_payload_mass (5.0 kg), got 1000000000000.0"),
     (SetPayload, "set_payload", SetPayload.Request(link="nowhere", mass=1.0),
      "'nowhere' is not a moving link"),
     (SetPayload, "set_payload", SetPayload.Request(link="tool0", mass=1.0, ixx=0.1, iyy=0.1,
@@ -317,13 +342,21 @@ def test_payload_service_changes_torques_by_the_payload_weight(harness):
 def test_parameters_are_validated(harness):
     node = harness.node
     bad = [Parameter("kp", value=[1.0, 2.0]), Parameter("torque_limit_scale", value=1.5),
-           Parameter("stale_timeout", value=-1.0), Parameter("kd", value=[-1.0])]
+           Parameter("stale_timeout", value=-1.0), Parameter("kd", value=[-1.0]),
+           Parameter("max_torque_rate", value=[0.0]), Parameter("start_tolerance", value=[-1.0]),
+           Parameter("max_tracking_error", value=[math.inf]),
+           Parameter("velocity_limit_scale", value=2.0), Parameter("hold_damping", value=[1.0] * 5)]
     for parameter in bad:
         assert not node.set_parameters([parameter])[0].successful
     assert not node.set_parameters([Parameter("backend", value="rnea")])[0].successful  # read-only
     assert not node.set_parameters([Parameter("thread_priority", value=5)])[0].successful
+    for read_only in (Parameter("max_payload_mass", value=1e12),
+                      Parameter("allow_model_changes", value=False)):
+        assert not node.set_parameters([read_only])[0].successful
     assert node.set_parameters([Parameter("kp", value=[10.0] * 6)])[0].successful
-    np.testing.assert_array_equal(node.Kp, [10.0] * 6)
+    np.testing.assert_array_equal(node.controller.settings.kp, [10.0] * 6)
+    assert node.set_parameters([Parameter("max_torque_rate", value=[50.0])])[0].successful
+    np.testing.assert_array_equal(node.controller.limiter.rate, [50.0] * 6)
     descriptors = node.describe_parameters(["kp", "stale_timeout", "robot_description"])
     assert all(d.description for d in descriptors)
 
@@ -434,7 +467,7 @@ def test_simulated_time_drives_staleness_and_the_node_clock(harness):
     assert abs(harness.node._now() - 1000.0) < 1e-6
     timeout = harness.node.get_parameter("stale_timeout").value
     tick(1000.0 + 10 * timeout)                       # simulated time jumps; no new state
-    assert harness.node.merger.age(harness.node._now()) == pytest.approx(10 * timeout)
+    assert harness.node.controller.merger.age(harness.node._now()) == pytest.approx(10 * timeout)
 
 
 def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
@@ -510,3 +543,181 @@ def test_refused_thread_priority_warns_and_runs_on(monkeypatch):
 def test_default_joint_state_thread_is_on_the_normal_scheduler(harness):
     harness.stream("gravity")
     assert _thread_scheduling(harness) == (os.SCHED_OTHER, 0)
+
+
+# -- the safety envelope through ROS ------------------------------------------------------------
+class SimulatedClock:
+    """Drives the node's clock (use_sim_time) so that the time between two commands is known
+    exactly: publish /clock, wait until the node's clock shows it, then send a joint state
+    and wait for the command it gives."""
+
+    def __init__(self, harness):
+        from rosgraph_msgs.msg import Clock
+        self.harness, self.Clock = harness, Clock
+        self.clock = harness.peer.create_publisher(Clock, "/clock", 10)
+        self.log = []        # (t, command in model order) of every command received
+
+    def set(self, t):
+        h = self.harness
+        self.clock.publish(self.Clock(clock=Time(seconds=t).to_msg()))
+        ns = Time(seconds=t).nanoseconds
+        assert h.spin_until(lambda: h.node.get_clock().now().nanoseconds == ns)
+
+    def state(self, t, q=Q, qd=np.zeros(6), expect_command=True):
+        h = self.harness
+        self.set(t)
+        count = len(h.inbox["command_state"])
+        h.publish_state(NAMES, q, qd)
+        if not expect_command:
+            h.spin(0.05)
+            assert len(h.inbox["command_state"]) == count
+            return None
+        assert h.spin_until(lambda: len(h.inbox["command_state"]) > count)
+        command = np.array(h.inbox["command_state"][-1].effort)
+        self.log.append((t, command))
+        return command
+
+
+def assert_rate_limited(log, rate):
+    times = np.array([t for t, _ in log])
+    commands = np.array([c for _, c in log])
+    allowed = rate * np.minimum(np.diff(times), MAX_INTERVAL)
+    step = np.abs(np.diff(commands, axis=0))
+    assert np.all(step <= allowed[:, None] + 1e-9), (step / allowed[:, None]).max()
+
+
+SIM = {"use_sim_time": True, "max_torque_rate": [1000.0], "kp": [400.0], "kd": [40.0],
+       "diagnostics_rate": 50.0, "cross_check_rate": 0.0}
+
+
+@pytest.mark.parametrize("harness", [SIM], indirect=True)
+def test_commands_never_change_faster_than_the_limit_across_source_switches(harness):
+    clock = SimulatedClock(harness)
+    t = 100.0
+    node = harness.node
+
+    def run(steps, q=Q):
+        nonlocal t
+        for _ in range(steps):
+            t += 0.002
+            clock.state(t, q)
+    run(60)                                           # start-up: a ramp from zero to g(q)
+    assert rel(clock.log[-1][1], REF.gravity(Q)) <= 1e-9
+    harness.set_point.publish(JointState(name=NAMES, position=list(Q + 0.009)))
+    assert harness.spin_until(lambda: node.controller.mode == "tracking")
+    run(40)                                           # gravity -> computed torque
+    traj = JointTrajectory(joint_names=NAMES)
+    traj.header.stamp = Time(seconds=t).to_msg()
+    traj.points = [JointTrajectoryPoint(positions=list(Q), time_from_start=Duration(sec=0)),
+                   JointTrajectoryPoint(positions=list(Q + [0, 0.3, 0, 0, 0, 0]),
+                                        time_from_start=Duration(sec=2))]
+    harness.trajectory.publish(traj)
+    assert harness.spin_until(lambda: node.controller.motion is not None
+                              and hasattr(node.controller.motion, "times"))
+    run(40)                                           # a new trajectory
+    assert harness.call(SetPayload, "set_payload",
+                        SetPayload.Request(link="tool0", mass=4.0)).success
+    run(40)                                           # a payload
+    assert node.set_parameters([Parameter("kp", value=[3000.0])])[0].successful
+    run(40)                                           # a gain change
+    t += 0.5                                          # 0.5 s without joint states
+    run(60)                                           # resumed: the motion is abandoned
+    assert node.controller.mode == "hold"
+    kinds = [e.kind for e in harness.inbox["events"]]
+    assert kinds[:2] == ["started", "tracking"] and "model" in kinds
+    assert kinds[-2:] == ["resumed", "safe_hold"], kinds
+    assert_rate_limited(clock.log, 1000.0)
+    # and the ramps really were needed: the targets jumped by more than one step allows
+    assert node.controller.counts["rate_limited"] >= 5
+
+
+@pytest.mark.parametrize("harness", [SIM], indirect=True)
+def test_a_set_point_two_radians_away_is_refused_with_the_reason(harness):
+    clock = SimulatedClock(harness)
+    for k in range(5):
+        clock.state(50.0 + 0.002 * k)
+    far = Q + [2.0, 0, 0, 0, 0, 0]
+    harness.set_point.publish(JointState(name=NAMES, position=list(far)))
+    assert harness.spin_until(lambda: any(e.kind == "refused" for e in harness.inbox["events"]))
+    event = [e for e in harness.inbox["events"] if e.kind == "refused"][-1]
+    assert event.level == ControllerEvent.WARN and event.mode == "gravity"
+    assert "shoulder_pan_joint" in event.message and "start_tolerance" in event.message
+    assert harness.node.controller.mode == "gravity"
+    before = clock.log[-1][1]
+    after = clock.state(50.010)                       # the command did not move towards far
+    assert np.max(np.abs(after - before)) <= 1000.0 * 0.002 + 1e-9
+    clock.set(50.1)
+    assert harness.spin_until(lambda: _value(harness.inbox["diagnostics"][-1],
+                                             "desired_motions_refused") == "1")
+
+
+@pytest.mark.parametrize("harness", [SIM], indirect=True)
+def test_velocity_fault_gives_the_safe_hold_on_the_same_joint_state(harness):
+    clock = SimulatedClock(harness)
+    t = 10.0
+    for k in range(60):
+        t += 0.002
+        clock.state(t)
+    last = clock.log[-1][1]
+    qd = np.zeros(6)
+    qd[1] = 1.2 * ROBOT.velocity_limit[1]
+    t += 0.002
+    command = clock.state(t, Q, qd)                   # the joint state that shows the fault
+    D = 20.0 * np.diag(REF.mass_matrix(np.zeros(6)))  # the documented default hold damping
+    hold = np.clip(REF.gravity(Q) - D * qd, -ROBOT.effort_limit, ROBOT.effort_limit)
+    expected = last + np.clip(hold - last, -2.0, 2.0)  # one 2 ms step at 1000 N m/s
+    np.testing.assert_allclose(command, expected, rtol=0, atol=1e-9)
+    assert harness.spin_until(lambda: any(e.kind == "safe_hold" for e in harness.inbox["events"]))
+    event = [e for e in harness.inbox["events"] if e.kind == "safe_hold"][-1]
+    assert event.level == ControllerEvent.ERROR and "shoulder_lift_joint" in event.message
+    clock.set(t + 0.05)
+    assert harness.spin_until(lambda: _status(harness.inbox["diagnostics"][-1]).level
+                              == DiagnosticStatus.ERROR)
+    assert "safe hold" in _status(harness.inbox["diagnostics"][-1]).message
+
+
+@pytest.mark.parametrize("harness", [{**SIM, "stale_timeout": 1.0}], indirect=True)
+def test_tracking_fault_gives_the_safe_hold_and_a_new_motion_leaves_it(harness):
+    clock = SimulatedClock(harness)
+    t = 20.0
+    clock.state(t)
+    traj = JointTrajectory(joint_names=NAMES)        # joint 3 to move 1 rad in 1 s
+    traj.header.stamp = Time(seconds=t).to_msg()
+    traj.points = [JointTrajectoryPoint(positions=list(Q), time_from_start=Duration(sec=0)),
+                   JointTrajectoryPoint(positions=list(Q + [0, 0, 1.0, 0, 0, 0]),
+                                        time_from_start=Duration(sec=1))]
+    harness.trajectory.publish(traj)
+    assert harness.spin_until(lambda: harness.node.controller.mode == "tracking")
+    clock.state(t + 0.248)                             # the arm stays put: error 0.248 rad
+    assert harness.node.controller.mode == "tracking"
+    clock.state(t + 0.252)                             # 0.252 rad > 0.25: hold
+    assert harness.node.controller.mode == "hold"
+    assert "elbow_joint" in harness.node.controller.hold_reason
+    harness.set_point.publish(JointState(name=NAMES, position=list(Q)))
+    assert harness.spin_until(lambda: harness.node.controller.mode == "tracking")
+
+
+@pytest.mark.parametrize("harness", [{"allow_model_changes": False}], indirect=True)
+def test_model_changes_can_be_disabled(harness):
+    response = harness.call(SetPayload, "set_payload", SetPayload.Request(link="tool0", mass=1.0))
+    assert not response.success and "allow_model_changes" in response.message
+    assert harness.node.solver.model.payloads == ()
+
+
+def test_start_up_payload_above_the_bound_refuses_to_start():
+    with pytest.raises(ValueError, match="exceeds max_payload_mass"):
+        Harness(payload_link="tool0", payload_mass=1e12)
+
+
+def test_a_service_that_fails_on_a_bug_logs_it_and_answers_false(harness, monkeypatch):
+    logged = []
+
+    def broken(*args):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(harness.node.solver, "forward_dynamics", broken)
+    monkeypatch.setattr(type(harness.node.get_logger()), "error",
+                        lambda self, text, **kw: logged.append(text))
+    response = harness.call(ForwardDynamics, "forward_dynamics", ForwardDynamics.Request(
+        positions=list(Q), velocities=list(QD), efforts=[0.0] * 6))
+    assert not response.success and "internal error (ZeroDivisionError: a bug)" in response.message
+    assert logged and "Traceback" in logged[0] and "ZeroDivisionError" in logged[0]

@@ -154,7 +154,7 @@ def test_bursts_do_not_grow_queues(ros):
             spin(executor, 0.2)
         accepted = node.received
         assert 0 < accepted <= 10_000
-        assert node.errors == 0 and node.merger.rejected == 0
+        assert node.errors == 0 and node.controller.merger.rejected == 0
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         assert rss_after - rss_before < 50_000          # KiB: no unbounded growth
         before = len(inbox["gravity"])

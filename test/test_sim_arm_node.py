@@ -82,7 +82,7 @@ def test_closed_loop_gravity_compensation_holds_the_arm():
     # the dynamics node's gravity command is the simulator's effort input
     bridge = rclpy.create_node("bridge")
     relay = bridge.create_publisher(Float64MultiArray, "/effort_commands", 10)
-    bridge.create_subscription(Float64MultiArray, "/dynamics_node/gravity_command",
+    bridge.create_subscription(Float64MultiArray, "/dynamics_node/commands",
                                relay.publish, 10)
     executor = SingleThreadedExecutor()
     for n in (sim, node, bridge):

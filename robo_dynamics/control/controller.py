@@ -130,11 +130,16 @@ class Controller:
         and leaves the hold), 'refused' with the reason otherwise (nothing changes)."""
         reason = self._admission_fault(motion, now)
         if reason is not None:
-            self.counts["refused"] += 1
-            return self._event(WARN, "refused", f"desired motion refused: {reason}")
+            return self.refuse(f"desired motion refused: {reason}")
         left = f" (leaving the hold: {self.hold_reason})" if self.mode == HOLD else ""
         self.motion, self.mode, self.hold_reason = motion, TRACKING, ""
         return self._event(INFO, "tracking", f"tracking a new desired motion{left}")
+
+    def refuse(self, reason):
+        """Count a desired motion refused (also one its message could not describe); the
+        Event. Nothing else changes."""
+        self.counts["refused"] += 1
+        return self._event(WARN, "refused", reason)
 
     def _admission_fault(self, motion, now):
         merger, s = self.merger, self.settings

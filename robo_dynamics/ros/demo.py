@@ -7,8 +7,10 @@ effort commands → sim_arm, three phases, each with fresh processes.
    phase (rad);
 2. computed-torque tracking of a smooth multi-joint trajectory: RMS and max tracking error
    per joint, peak torque against the effort limits;
-3. the same with a 1 kg payload at the flange that only the simulation knows.
-Prints a table and writes a plot. Everything runs on the loopback in a ROS domain of its
+3. the same with a 1 kg payload at the flange that only the simulation knows: the model
+   error grows the tracking error until the node's watchdog (max_tracking_error) abandons
+   the motion for its safe hold.
+Prints the node's events, a table and writes a plot. Everything runs on the loopback in a ROS domain of its
 own; the processes it starts are stopped when it ends, also on Ctrl-C.
 """
 
@@ -44,14 +46,13 @@ def desired(t):
 
 
 class Phase:
-    def __init__(self, name, command_topic, track, payload_kg):
-        self.name, self.command_topic, self.track, self.payload_kg = (
-            name, command_topic, track, payload_kg)
+    def __init__(self, name, track, payload_kg):
+        self.name, self.track, self.payload_kg = name, track, payload_kg
 
 
-PHASES = [Phase("gravity compensation", "gravity_command", False, 0.0),
-          Phase("computed torque", "computed_torque_command", True, 0.0),
-          Phase("computed torque, 1 kg unknown payload", "computed_torque_command", True, 1.0)]
+PHASES = [Phase("gravity compensation", False, 0.0),
+          Phase("computed torque", True, 0.0),
+          Phase("computed torque, 1 kg unknown payload", True, 1.0)]
 
 
 def start_processes(urdf, phase, rate):
@@ -59,7 +60,7 @@ def start_processes(urdf, phase, rate):
     sim = [sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
            "-p", f"initial_positions:={Q0.tolist()}", "-p", f"publish_rate:={rate}",
            "-p", "command_timeout:=0.1",
-           "-r", f"effort_commands:=/dynamics_node/{phase.command_topic}"]
+           "-r", "effort_commands:=/dynamics_node/commands"]
     if phase.payload_kg:
         sim += ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]
     node = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
@@ -83,8 +84,10 @@ def stop_processes(processes):
 def run_phase(phase, urdf, rate, duration, progress):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import DurabilityPolicy, QoSProfile
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from robo_dynamics_interfaces.msg import ControllerEvent
 
     from .. import load_robot
     names = list(load_robot(urdf).joint_names)
@@ -97,6 +100,11 @@ def run_phase(phase, urdf, rate, duration, progress):
                               np.array(m.position), np.array(m.effort))), 1000)
     node.create_subscription(JointState, "/dynamics_node/gravity_torques",
                              lambda m: seen.__setitem__("command", True), 10)
+    events = []       # (receipt time [s], ControllerEvent)
+    node.create_subscription(
+        ControllerEvent, "/dynamics_node/events",
+        lambda m: events.append((node.get_clock().now().nanoseconds * 1e-9, m)),
+        QoSProfile(depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL))
     trajectory_pub = node.create_publisher(JointTrajectory, "/dynamics_node/desired_trajectory",
                                            10)
     executor = SingleThreadedExecutor()
@@ -136,7 +144,8 @@ def run_phase(phase, urdf, rate, duration, progress):
     stamps = np.array([entry[0] for entry in log]) - start
     keep = stamps >= 0.0
     return (stamps[keep], np.array([entry[1] for entry in log])[keep],
-            np.array([entry[2] for entry in log])[keep])
+            np.array([entry[2] for entry in log])[keep],
+            [(t - start, e) for t, e in events if e.kind not in ("started",)])
 
 
 def summarise(phase, t, q, tau, effort_limit):
@@ -207,9 +216,11 @@ def main(argv=None):
     try:
         for phase in PHASES:
             print(f"phase: {phase.name}", flush=True)
-            t, q, tau = run_phase(phase, urdf, args.rate, args.duration,
-                                  lambda text: print(text, end="\r", flush=True))
+            t, q, tau, events = run_phase(phase, urdf, args.rate, args.duration,
+                                          lambda text: print(text, end="\r", flush=True))
             print()
+            for at, event in events:
+                print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
             records[phase.name] = (phase.track, t, q, tau)
             results[phase.name] = summarise(phase, t, q, tau, robot.effort_limit)
     except KeyboardInterrupt:

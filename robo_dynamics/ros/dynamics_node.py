@@ -1,19 +1,23 @@
-"""dynamics_node: joint states in; gravity compensation, computed torque and Λ out.
+"""dynamics_node: joint states in; the arm's torque command, gravity torques and Λ out.
 
-Subscribes  joint_states (sensor_msgs/JointState, merged by name from any publishers)
+Subscribes  joint_states (sensor_msgs/JointState, merged by name from any publishers;
+            effort, when given, is the measured joint torque)
             ~/desired_trajectory (trajectory_msgs/JointTrajectory)
             ~/desired_state (sensor_msgs/JointState: a set-point, positions [+ velocities])
             robot_description (std_msgs/String, transient local; only when no parameter
             gives the description)
-Publishes   ~/gravity_torques (JointState, effort), ~/gravity_command (Float64MultiArray,
-            command_joints order), ~/computed_torques, ~/computed_torque_command (the same two
-            forms, only while a desired trajectory or set-point exists),
-            ~/operational_space_inertia (OperationalSpaceInertia), ~/markers (MarkerArray),
-            ~/tip_wrench (WrenchStamped), /diagnostics (DiagnosticArray)
+Publishes   ~/commands (Float64MultiArray, command_joints order: the effort controller's
+            input) and ~/commanded_torques (JointState): the command stream of
+            control/controller.py (gravity compensation, computed torque or safe hold,
+            clamped and rate-limited); ~/gravity_torques (JointState, effort = g(q));
+            ~/events (ControllerEvent, transient local); ~/operational_space_inertia
+            (OperationalSpaceInertia); ~/markers (MarkerArray); ~/tip_wrench (WrenchStamped);
+            /diagnostics (DiagnosticArray)
 Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload
-The node converts messages, holds parameters and calls the library; it never crashes on
-what it receives: bad input is rejected, counted and reported. joint_states is taken on a
-thread of its own (joint_state_thread.py); the node's lock serialises the two threads.
+The node converts messages, holds parameters and calls the controller core and the library;
+every control decision is the core's. It never crashes on what it receives: bad input is
+rejected, counted and reported. joint_states is taken on a thread of its own
+(joint_state_thread.py); the node's lock serialises the two threads.
 """
 
 import collections
@@ -22,6 +26,7 @@ import math
 import sys
 import threading
 import time
+import traceback
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -38,7 +43,8 @@ from std_msgs.msg import Float64MultiArray, Header, String
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from robo_dynamics_interfaces.msg import OperationalSpaceInertia
+from rclpy.serialization import serialize_message
+from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInertia
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
 
@@ -46,8 +52,7 @@ from .. import load_robot, make_solver
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
 from ..backends.cross_check import cross_check
-from ..control.computed_torque import commanded_acceleration
-from ..control.friction import friction_torque
+from ..control import controller as core
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds
 from ..control.trajectory import SetPoint
@@ -64,18 +69,34 @@ CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
+EVENT_LEVEL = {core.INFO: ControllerEvent.INFO, core.WARN: ControllerEvent.WARN,
+               core.ERROR: ControllerEvent.ERROR}
 
 
-def _service(fill):
-    """Wrap a service body: it fills the response and may return its message; any exception
-    becomes success = false with the reason, and the node carries on."""
+def _service(fill=None, *, locked=True):
+    """Wrap a service body: it fills the response and may return its message. A bad request
+    (ValueError, which the library's errors are too) becomes success = false with the
+    reason; any other exception is a bug: logged with its traceback, and success = false.
+    The node carries on. locked=False: the body takes the node's lock itself."""
+    if fill is None:
+        return functools.partial(_service, locked=locked)
+
     @functools.wraps(fill)
     def handler(self, request, response):
         try:
-            with self._lock:
+            if locked:
+                with self._lock:
+                    message = fill(self, request, response)
+            else:
                 message = fill(self, request, response)
-        except Exception as exc:
+        except ValueError as exc:
             return type(response)(success=False, message=str(exc) or type(exc).__name__)
+        except Exception as exc:
+            self.get_logger().error(f"{fill.__name__[5:]} failed on a valid-looking request:\n"
+                                    f"{traceback.format_exc()}")
+            return type(response)(success=False,
+                                  message=f"internal error ({type(exc).__name__}: {exc}); "
+                                          "logged by the node")
         response.success, response.message = True, message or "ok"
         return response
     return handler
@@ -105,17 +126,15 @@ class DynamicsNode(Node):
 
         self.received = 0          # accepted joint-state messages
         self.rejected_reason = ""
-        self.clamped = 0           # commands that hit an effort limit
         self.errors = 0            # computations that raised (counted, never fatal)
-        self.stale = False
         self.joint_states = None   # the joint-state thread, started at the end of __init__
-        self.trajectory = None
+        self.controller = None     # the command stream (control/controller.py)
         self.last_condition = math.nan
         self.last_near_singular = False
         self.cross_check_result = {}
         self.rate_window = collections.deque(maxlen=20_000)  # receipt times of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
-        self.model = self.solver = self.checker = self.merger = None
+        self.model = self.solver = self.checker = None
 
         # outputs without rclpy's default QoS-event handlers: each is an entity the executor
         # polls on every message (≈ 4 µs apiece here); a subscriber with incompatible QoS is
@@ -123,16 +142,19 @@ class DynamicsNode(Node):
         output = functools.partial(self.create_publisher,
                                    event_callbacks=PublisherEventCallbacks(
                                        use_default_callbacks=False))
+        self.pub_command = output(Float64MultiArray, "~/commands", 10)
+        self.pub_command_state = output(JointState, "~/commanded_torques", 10)
         self.pub_gravity = output(JointState, "~/gravity_torques", 10)
-        self.pub_gravity_cmd = output(Float64MultiArray, "~/gravity_command", 10)
-        self.pub_ct = output(JointState, "~/computed_torques", 10)
-        self.pub_ct_cmd = output(Float64MultiArray, "~/computed_torque_command", 10)
         self.pub_lambda = output(OperationalSpaceInertia, "~/operational_space_inertia", 10)
         self.pub_markers = output(MarkerArray, "~/markers", 1)
         self.pub_wrench = output(WrenchStamped, "~/tip_wrench", 1)
         self.pub_diagnostics = output(DiagnosticArray, "/diagnostics", 10)
-        self._subscribed = dict.fromkeys((self.pub_gravity, self.pub_gravity_cmd, self.pub_ct,
-                                          self.pub_ct_cmd, self.pub_lambda), False)
+        # events are rare and matter to whoever looks later: reliable, the last 20 kept
+        self.pub_events = self.create_publisher(ControllerEvent, "~/events", QoSProfile(
+            depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            reliability=ReliabilityPolicy.RELIABLE))
+        self._subscribed = dict.fromkeys((self.pub_command, self.pub_command_state,
+                                          self.pub_gravity, self.pub_lambda), False)
         self._refreshed_at = -math.inf
         self._system_time = False      # until _refresh has looked at the clock
 
@@ -158,6 +180,7 @@ class DynamicsNode(Node):
         # pay it now with harmless messages, not in the middle of a command stream later
         self._publish_diagnostics()
         self.pub_markers.publish(MarkerArray())
+        serialize_message(ControllerEvent())    # loads its type support (first event later)
         # the hot path, on a thread of its own (joint_state_thread.py). Depth 10: a node that
         # falls behind skips to recent states instead of controlling from a backlog of old ones
         self.joint_states = JointStateThread(self, JointState, "joint_states",
@@ -178,6 +201,9 @@ class DynamicsNode(Node):
         reason = parameters.validate(p, base.dof)
         if reason:
             raise ValueError(f"invalid parameter: {reason}")
+        if p["payload_mass"] > p["max_payload_mass"]:
+            raise ValueError(f"payload_mass {p['payload_mass']} kg exceeds max_payload_mass "
+                             f"{p['max_payload_mass']} kg")
         command = p["command_joints"] or list(base.joint_names)
         missing = [name for name in command if name not in base.joint_names]
         if missing or len(set(command)) != len(command):
@@ -192,27 +218,26 @@ class DynamicsNode(Node):
         self.command_index = np.array([base.joint_index(name) for name in command])
         if np.array_equal(self.command_index, np.arange(base.dof)):
             self.command_index = None      # commands in model order: no reordering
-        self.merger = JointStateMerger(base.joint_names, _joint_names_of(base.urdf_xml))
         # messages reused on every cycle (the hot path only fills in numbers)
         n = len(command)
-        self.out_gravity = (
-            self.pub_gravity, EffortOutput(JointState(name=self.command_names), "effort", n),
-            self.pub_gravity_cmd, EffortOutput(Float64MultiArray(), "data", n))
-        self.out_ct = (
-            self.pub_ct, EffortOutput(JointState(name=self.command_names), "effort", n),
-            self.pub_ct_cmd, EffortOutput(Float64MultiArray(), "data", n))
+        self.out_command = EffortOutput(Float64MultiArray(), "data", n)
+        self.out_command_state = EffortOutput(JointState(name=self.command_names), "effort", n)
+        self.out_gravity = EffortOutput(JointState(name=self.command_names), "effort", n)
         self.out_lambda = OperationalSpaceInertia(
             header=Header(frame_id=base.base_link), tip_frame=base.tip_link)
-        self._rebuild_solvers()
-        self._apply_parameters(None)
+        self.model, self.solver, self.checker = self._build_solvers(self.payloads)
+        merger = JointStateMerger(base.joint_names, _joint_names_of(base.urdf_xml))
+        self.controller = core.Controller(self.solver, merger, self._settings(p))
         self.get_logger().info(
             f"{base.name}: chain {base.base_link} -> {base.tip_link}, {base.dof} joints "
             f"{list(base.joint_names)}; backend '{p['backend']}', commands for "
             f"{self.command_names}")
 
-    def _rebuild_solvers(self):
+    def _build_solvers(self, payloads):
+        """(model, solver, checker) for the URDF chain with `payloads`, warmed up. Takes
+        tens of ms (code generation): never call it holding the lock."""
         model = self.urdf_model
-        for link, (mass, com, inertia) in self.payloads.items():
+        for link, (mass, com, inertia) in payloads.items():
             if mass > 0.0:
                 model = model.with_payload(link, mass, com, inertia)
         backend = self.get_parameter("backend").value
@@ -225,7 +250,30 @@ class DynamicsNode(Node):
         solver.rnea(zero, zero, zero)
         solver.gravity(zero)
         operational_space(solver.jacobian(zero), M_inv=solver.mass_matrix_inverse(zero))
-        self.model, self.solver, self.checker = model, solver, checker
+        return model, solver, checker
+
+    def _settings(self, p):
+        """The controller's Settings from parameter values `p` (validated) and the model."""
+        model, n = self.model, self.model.dof
+
+        def per_joint(name):
+            values = parameters.per_joint(p[name], n, name)
+            return None if values is None else np.array(values, dtype=float)
+        friction = p["friction_compensation"]
+        viscous, coulomb = per_joint("viscous_friction"), per_joint("coulomb_friction")
+        hold = per_joint("hold_damping")
+        return core.Settings(
+            kp=per_joint("kp"), kd=per_joint("kd"),
+            effort_bound=effort_bounds(model.effort_limit, p["torque_limit_scale"]),
+            max_torque_rate=per_joint("max_torque_rate"),
+            start_tolerance=per_joint("start_tolerance"),
+            max_tracking_error=per_joint("max_tracking_error"),
+            velocity_bound=core.velocity_bound(model.velocity_limit,
+                                               p["velocity_limit_scale"]),
+            hold_damping=hold if hold is not None else core.default_hold_damping(self.solver),
+            stale_timeout=p["stale_timeout"],
+            viscous=(viscous if viscous is not None else model.damping) if friction else None,
+            coulomb=(coulomb if coulomb is not None else model.friction) if friction else None)
 
     @_exclusive
     def _on_description(self, msg):
@@ -243,7 +291,7 @@ class DynamicsNode(Node):
                 out[name] = self.get_parameter(name).value
             except ParameterUninitializedException:
                 out[name] = None
-        for name in ("gravity", "payload_com", "payload_inertia", "kp", "kd"):
+        for name in ("gravity", "payload_com", "payload_inertia"):
             out[name] = list(out[name])
         return out
 
@@ -252,28 +300,16 @@ class DynamicsNode(Node):
         dof = self.model.dof if self.model is not None else None
         values = {p.name: p.value for p in changed}
         if dof is None:   # before the model is known only the shape-free checks apply
-            values = {k: v for k, v in values.items()
-                      if k not in ("kp", "kd", "viscous_friction", "coulomb_friction")}
+            values = {k: v for k, v in values.items() if k not in parameters.PER_JOINT}
             dof = 1
         reason = parameters.validate(values, dof)
         return SetParametersResult(successful=reason is None, reason=reason or "")
 
     @_exclusive
     def _apply_parameters(self, _changed):
-        p = self._values()
         self._restart_timers()
-        if self.model is None:
-            return
-        n = self.model.dof
-        self.Kp = np.array(parameters.per_joint(p["kp"], n, "kp"))
-        self.Kd = np.array(parameters.per_joint(p["kd"], n, "kd"))
-        self.bound = effort_bounds(self.model.effort_limit, p["torque_limit_scale"])
-        self.stale_timeout = p["stale_timeout"]
-        self.friction = p["friction_compensation"]
-        viscous = parameters.per_joint(p["viscous_friction"], n, "viscous_friction")
-        coulomb = parameters.per_joint(p["coulomb_friction"], n, "coulomb_friction")
-        self.viscous = np.array(viscous) if viscous is not None else self.model.damping
-        self.coulomb = np.array(coulomb) if coulomb is not None else self.model.friction
+        if self.controller is not None:
+            self.controller.configure(self._settings(self._values()))
 
     def _restart_timers(self):
         rates = {"cross_check": (self.get_parameter("cross_check_rate").value, self._cross_check),
@@ -290,7 +326,7 @@ class DynamicsNode(Node):
     # -- the hot path ------------------------------------------------------------------------
     @_exclusive
     def _on_joint_state(self, msg):
-        if self.merger is None:
+        if self.controller is None:
             return
         started = time.perf_counter()
         self._handle_joint_state(msg)
@@ -298,71 +334,81 @@ class DynamicsNode(Node):
 
     def _handle_joint_state(self, msg):
         now = self._now()
-        reason = self.merger.update(msg.name, msg.position, msg.velocity, now)
-        if reason is not None:
-            self.rejected_reason = reason
-            self.get_logger().warning(f"joint_states rejected ({self.merger.rejected} so far): "
-                                      f"{reason}", throttle_duration_sec=THROTTLE)
+        try:
+            cycle = self.controller.step(msg.name, msg.position, msg.velocity, msg.effort, now)
+        except Exception as exc:  # a numerical failure must not take the node down
+            self._computation_failed(exc)
+            return
+        if cycle.rejected is not None:
+            self.rejected_reason = cycle.rejected
+            self.get_logger().warning(
+                f"joint_states rejected ({self.controller.merger.rejected} so far): "
+                f"{cycle.rejected}", throttle_duration_sec=THROTTLE)
             return
         self.received += 1
         self.rate_window.append(now)
-        if not self.merger.complete():
-            return
-        self.stale = self.merger.age(now) > self.stale_timeout
-        if self.stale:
+        for event in cycle.events:
+            self._report(event)
+        if cycle.command is None:
             return
         try:
-            self._compute_and_publish(msg.header, now)
-        except Exception as exc:  # a numerical failure must not take the node down
-            self.errors += 1
-            self.get_logger().error(f"dynamics failed ({self.errors} so far): {exc}",
-                                    throttle_duration_sec=THROTTLE)
+            self._publish(msg.header.stamp, cycle, now)
+        except Exception as exc:
+            self._computation_failed(exc)
 
-    def _compute_and_publish(self, header, now):
-        """The command first (computed torque while there is a desired motion, else gravity
-        compensation: what the arm is waiting for), then the other torques, then Λ. Each
-        output is published only when it has a subscriber: publishing to nobody still costs
-        the conversion and serialisation. Subscriber counts are re-read every REFRESH
-        seconds, not per message."""
+    def _publish(self, stamp, cycle, now):
+        """The command first (what the arm is waiting for), then the gravity torques, then
+        Λ. Each output is published only when it has a subscriber: publishing to nobody
+        still costs the conversion and serialisation. Subscriber counts are re-read every
+        REFRESH seconds, not per message."""
         if now - self._refreshed_at > REFRESH:
             self._refresh(now)
-        solver = self.solver
-        q, qd = self.merger.q, self.merger.qd     # validated by the merger
-        friction = friction_torque(qd, self.viscous, self.coulomb) if self.friction else None
-        if self.trajectory is not None:
-            a = commanded_acceleration(q, qd, *self.trajectory.sample(now), self.Kp, self.Kd)
-            tau = solver._rnea(q, qd, a, None)      # M a + C q̇ + g in one recursion
-            self._publish_effort(header, tau if friction is None else tau + friction,
-                                 self.out_ct)
-        tau_g = solver._gravity(q)
-        self._publish_effort(header, tau_g if friction is None else tau_g + friction,
-                             self.out_gravity)
-        result = operational_space(solver._jacobian(q, LOCAL_WORLD_ALIGNED),
-                                   M_inv=solver._mass_matrix_inverse(q))
+        subscribed, index = self._subscribed, self.command_index
+        command = cycle.command if index is None else cycle.command[index]
+        if subscribed[self.pub_command]:
+            self.out_command.publish(self.pub_command, command)
+        if subscribed[self.pub_command_state]:
+            self.out_command_state.publish(self.pub_command_state, command, stamp)
+        if subscribed[self.pub_gravity]:
+            gravity, _ = clamp_effort(cycle.gravity, self.controller.settings.effort_bound)
+            self.out_gravity.publish(self.pub_gravity,
+                                     gravity if index is None else gravity[index], stamp)
+        solver, q = self.solver, self.controller.merger.q
+        result = operational_space(solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED),
+                                   M_inv=solver.mass_matrix_inverse_unchecked(q))
         self.last_condition, self.last_near_singular = (result.condition_number,
                                                         result.near_singular)
-        if self._subscribed[self.pub_lambda] and np.isfinite(result.Lambda).all():
+        if subscribed[self.pub_lambda] and np.isfinite(result.Lambda).all():
             msg = self.out_lambda
-            msg.header.stamp = header.stamp
+            msg.header.stamp = stamp
             msg.near_singular = result.near_singular
             msg.condition_number = min(result.condition_number, CONDITION_CAP)
             msg.lambda_matrix = result.Lambda.ravel()
             self.pub_lambda.publish(msg)
 
-    def _publish_effort(self, header, tau, outputs):
-        """Clamp to the effort limits, then publish as JointState and Float64MultiArray (each
-        only when subscribed; with neither subscribed there is nothing to clamp)."""
-        state_pub, state_out, command_pub, command_out = outputs
-        to_state, to_command = self._subscribed[state_pub], self._subscribed[command_pub]
-        if not (to_state or to_command):
+    def _computation_failed(self, exc, what="dynamics"):
+        """Count and report (throttled) a computation or publication that raised."""
+        if not self.context.ok():   # shutting down (Ctrl-C): publishing fails, nothing to say
             return
-        tau, clamped = clamp_effort(tau, self.bound)   # raises on non-finite: not published
-        self.clamped += clamped
-        command = tau if self.command_index is None else tau[self.command_index]
-        if to_state:
-            state_out.publish(state_pub, command, header.stamp)
-        if to_command:
-            command_out.publish(command_pub, command)
+        self.errors += 1
+        self.get_logger().error(f"{what} failed ({self.errors} errors so far): {exc}",
+                                throttle_duration_sec=THROTTLE)
+
+    def _report(self, event):
+        """Log a controller event and publish it on ~/events."""
+        logger = self.get_logger()     # one call site per severity (rclpy requires it)
+        if event.kind == "refused":     # a caller can send these as fast as it likes
+            logger.warning(event.message, throttle_duration_sec=THROTTLE)
+        elif event.level == core.ERROR:  # transitions: rare by nature
+            logger.error(event.message)
+        elif event.level == core.WARN:
+            logger.warning(event.message)
+        else:
+            logger.info(event.message)
+        msg = ControllerEvent(level=EVENT_LEVEL[event.level], kind=event.kind,
+                              mode=self.controller.mode, message=event.message)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_events.publish(msg)
 
     def _refresh(self, now):
         """Re-read what may change while running but is too dear to read per message: the
@@ -376,18 +422,19 @@ class DynamicsNode(Node):
     # -- desired motion ----------------------------------------------------------------------
     @_exclusive
     def _on_trajectory(self, msg):
-        if self.model is None:
+        if self.controller is None:
             return
+        now = self._now()
         try:
-            self.trajectory = conversions.trajectory_from_msg(msg, self.model.joint_names,
-                                                              self._now())
+            motion = conversions.trajectory_from_msg(msg, self.model.joint_names, now)
         except ValueError as exc:
-            self.get_logger().warning(f"desired trajectory rejected: {exc}",
-                                      throttle_duration_sec=THROTTLE)
+            self._report(self.controller.refuse(f"desired trajectory rejected: {exc}"))
+            return
+        self._report(self.controller.desire(motion, now))
 
     @_exclusive
     def _on_set_point(self, msg):
-        if self.model is None:
+        if self.controller is None:
             return
         try:
             index = conversions.order_of(list(msg.name), self.model.joint_names,
@@ -396,30 +443,29 @@ class DynamicsNode(Node):
             q = conversions.vector(msg.position, n, "desired_state position")[index]
             qd = conversions.vector(msg.velocity, n, "desired_state velocity", True)
             qd = qd[index] if len(msg.velocity) else qd
-            self.trajectory = SetPoint(q, qd)
         except ValueError as exc:
-            self.get_logger().warning(f"desired state rejected: {exc}",
-                                      throttle_duration_sec=THROTTLE)
+            self._report(self.controller.refuse(f"desired state rejected: {exc}"))
+            return
+        self._report(self.controller.desire(SetPoint(q, qd), self._now()))
 
     # -- periodic work -------------------------------------------------------------------------
     @_exclusive
     def _cross_check(self):
-        if self.merger is None or not self.merger.complete():
+        if self.controller is None or not self.controller.merger.complete():
             return
-        q, qd = self.merger.q.copy(), self.merger.qd.copy()
+        q, qd = self.controller.merger.q.copy(), self.controller.merger.qd.copy()
         try:
             self.cross_check_result = cross_check(self.checker, self.solver, q, qd,
                                                   np.zeros_like(q), CROSS_CHECKED)
         except Exception as exc:
-            self.errors += 1
-            self.get_logger().error(f"cross-check failed: {exc}", throttle_duration_sec=THROTTLE)
+            self._computation_failed(exc, "cross-check")
 
     @_exclusive
     def _publish_markers(self):
-        if self.merger is None or not self.merger.complete() or self.stale:
+        if self.controller is None or not self.controller.running:
             return
         try:
-            q = self.merger.q.copy()
+            q = self.controller.merger.q.copy()
             header = Header(stamp=self.get_clock().now().to_msg(), frame_id=self.model.base_link)
             R_tip, p_tip = self.solver.tip_pose(q)
             result = self.solver.operational_space(q, np.zeros_like(q))
@@ -434,8 +480,7 @@ class DynamicsNode(Node):
             if np.all(np.isfinite(result.gravity_wrench)):
                 self.pub_wrench.publish(msg)
         except Exception as exc:
-            self.errors += 1
-            self.get_logger().error(f"markers failed: {exc}", throttle_duration_sec=THROTTLE)
+            self._computation_failed(exc, "markers")
 
     @_exclusive
     def _publish_diagnostics(self):
@@ -446,20 +491,29 @@ class DynamicsNode(Node):
             status.level, status.message = DiagnosticStatus.WARN, "no robot description yet"
         else:
             status.hardware_id = self.model.name
-            age = self.merger.age(now) if self.merger.complete() else math.inf
+            controller, merger = self.controller, self.controller.merger
+            counts, timeout = controller.counts, controller.settings.stale_timeout
+            age = merger.age(now) if merger.complete() else math.inf
             window = [t for t in self.rate_window if now - t <= 1.0]
             worst = max((d.max_rel for d in self.cross_check_result.values()), default=0.0)
             tolerance = self.get_parameter("cross_check_tolerance").value
             values = {
                 "backend": self.solver.name, "input_rate_hz": f"{len(window):.0f}",
                 "state_age_s": f"{age:.4f}", "messages_accepted": str(self.received),
-                "messages_rejected": str(self.merger.rejected),
-                "last_rejection": self.rejected_reason, "commands_clamped": str(self.clamped),
+                "messages_rejected": str(merger.rejected),
+                "last_rejection": self.rejected_reason,
+                "mode": controller.mode, "hold_reason": controller.hold_reason,
+                "commands": str(counts["commands"]),
+                "commands_clamped": str(counts["clamped"]),
+                "commands_rate_limited": str(counts["rate_limited"]),
+                "desired_motions_refused": str(counts["refused"]),
+                "faults": str(counts["faults"]), "stale_stops": str(counts["stale"]),
+                "last_event": (controller.last_event.message if controller.last_event
+                               else ""),
                 "computation_errors": str(self.errors),
                 "lambda_condition_number": f"{self.last_condition:.4g}",
                 "near_singular": str(self.last_near_singular),
                 "cross_check_max_relative_difference": f"{worst:.3g}",
-                "trajectory_active": str(self.trajectory is not None),
                 "joint_state_thread": (self.joint_states.scheduling if self.joint_states
                                        else "not started"),
             }
@@ -472,22 +526,26 @@ class DynamicsNode(Node):
                 values["callback_samples"] = str(len(times))
             for name, diff in self.cross_check_result.items():
                 values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
-            stale = self.merger.stale_joints(now, self.stale_timeout)
+            stale = merger.stale_joints(now, timeout)
             if worst > tolerance:
                 status.level = DiagnosticStatus.ERROR
                 status.message = (f"backends disagree: relative difference {worst:.3g} > "
                                   f"{tolerance:g}")
-            elif not self.merger.complete():
+            elif controller.mode == core.HOLD:
+                status.level = DiagnosticStatus.ERROR
+                status.message = f"safe hold: {controller.hold_reason}"
+            elif not merger.complete():
                 status.level = DiagnosticStatus.WARN
                 status.message = f"waiting for joint states of {stale}"
             elif stale:
                 status.level = DiagnosticStatus.WARN
-                status.message = f"stale joint states (> {self.stale_timeout} s) for {stale}: " \
+                status.message = f"stale joint states (> {timeout} s) for {stale}: " \
                                  "commands stopped"
             elif self.last_near_singular:
                 status.level, status.message = DiagnosticStatus.WARN, "near a singularity"
             else:
-                status.level, status.message = DiagnosticStatus.OK, "publishing"
+                status.level = DiagnosticStatus.OK
+                status.message = f"publishing ({controller.mode})"
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         self.pub_diagnostics.publish(DiagnosticArray(
             header=Header(stamp=self.get_clock().now().to_msg()), status=[status]))
@@ -552,26 +610,37 @@ class DynamicsNode(Node):
         response.near_singular = result.near_singular
         return "ok (matrices row-major; joint order of joint_names)"
 
-    @_service
+    @_service(locked=False)
     def _srv_set_payload(self, request, response):
-        if self.model is None:
-            raise ValueError("no robot description yet")
+        """Validate, build the new solvers outside the lock (code generation takes tens of
+        ms: the command stream goes on meanwhile), then swap them in; the command ramps to
+        the new target."""
+        if not self.get_parameter("allow_model_changes").value:
+            raise ValueError("model changes are disabled (parameter allow_model_changes is "
+                             "false)")
+        with self._lock:
+            if self.controller is None:
+                raise ValueError("no robot description yet")
+            payloads = dict(self.payloads)
+        limit = self.get_parameter("max_payload_mass").value
+        if not (math.isfinite(request.mass) and 0.0 <= request.mass <= limit):
+            raise ValueError(f"mass must be finite, >= 0 and <= max_payload_mass ({limit} kg), "
+                             f"got {request.mass}")
         inertia = inertia_tensor(request.ixx, request.ixy, request.ixz, request.iyy,
                                  request.iyz, request.izz)
         com = [request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z]
-        if not (math.isfinite(request.mass) and request.mass >= 0.0):
-            raise ValueError(f"mass must be finite and >= 0, got {request.mass}")
         self.urdf_model.with_payload(request.link, request.mass, com, inertia)  # validates
-        previous = dict(self.payloads)
-        self.payloads[request.link] = (request.mass, com, inertia)
-        try:
-            self._rebuild_solvers()
-        except Exception:
-            self.payloads = previous
-            raise
+        payloads[request.link] = (request.mass, com, inertia)
+        model, solver, checker = self._build_solvers(payloads)
         message = (f"payload of {request.mass} kg at '{request.link}'" if request.mass > 0
                    else f"payload at '{request.link}' removed")
-        self.get_logger().info(message)
+        with self._lock:
+            self.payloads = payloads
+            self.model, self.solver, self.checker = model, solver, checker
+            event = self.controller.replace_solver(solver, message)
+            self.controller.configure(self._settings(self._values()))
+            self.cross_check_result = {}
+        self._report(event)
         return message
 
     def _now(self):

@@ -45,6 +45,26 @@ PARAMETERS = {
     "torque_limit_scale": (1.0, ParameterType.PARAMETER_DOUBLE,
                            "Commands are clamped to this fraction of the URDF effort limits, "
                            "in (0, 1].", RUNTIME),
+    "max_torque_rate": ([1000.0], ParameterType.PARAMETER_DOUBLE_ARRAY,
+                        "Largest rate of change of every published command [N m/s], one per "
+                        "chain joint or one for all (libfranka's limit: 1000). Any change of "
+                        "command (mode, trajectory, payload, gains, resuming) is a ramp.",
+                        RUNTIME),
+    "start_tolerance": ([0.01], ParameterType.PARAMETER_DOUBLE_ARRAY,
+                        "A desired trajectory or set-point whose desired position now is "
+                        "farther than this [rad or m] from the measured position is refused; "
+                        "one per chain joint or one for all.", RUNTIME),
+    "max_tracking_error": ([0.25], ParameterType.PARAMETER_DOUBLE_ARRAY,
+                           "While tracking, an error |q_d - q| beyond this [rad or m] "
+                           "abandons the desired motion for the safe hold; one per chain "
+                           "joint or one for all.", RUNTIME),
+    "velocity_limit_scale": (1.0, ParameterType.PARAMETER_DOUBLE,
+                             "|qd| beyond this fraction of the URDF velocity limit switches "
+                             "to the safe hold, in (0, 1].", RUNTIME),
+    "hold_damping": (None, ParameterType.PARAMETER_DOUBLE_ARRAY,
+                     "Joint damping of the safe hold (gravity compensation - D qd) "
+                     "[N m s/rad], one per chain joint or one for all. Unset: 20/s times "
+                     "the mass matrix diagonal at the zero configuration.", RUNTIME),
     "stale_timeout": (0.1, ParameterType.PARAMETER_DOUBLE,
                       "Joint states older than this [s] stop the command stream.", RUNTIME),
     "cross_check_rate": (1.0, ParameterType.PARAMETER_DOUBLE,
@@ -70,6 +90,12 @@ PARAMETERS = {
     "payload_inertia": ([0.0, 0.0, 0.0, 0.0, 0.0, 0.0], ParameterType.PARAMETER_DOUBLE_ARRAY,
                         "Payload inertia about its centre of mass [kg m^2]: ixx ixy ixz iyy "
                         "iyz izz.", READ_ONLY),
+    "max_payload_mass": (5.0, ParameterType.PARAMETER_DOUBLE,
+                         "Largest payload mass [kg] accepted at start-up and by "
+                         "~/set_payload.", READ_ONLY),
+    "allow_model_changes": (True, ParameterType.PARAMETER_BOOL,
+                            "Whether ~/set_payload may change the model while running.",
+                            READ_ONLY),
     "marker_rate": (10.0, ParameterType.PARAMETER_DOUBLE,
                     "Rate [Hz] of the rviz2 markers and the tip wrench; 0 disables them.", RUNTIME),
     "diagnostics_rate": (1.0, ParameterType.PARAMETER_DOUBLE,
@@ -83,10 +109,18 @@ PARAMETERS = {
 }
 
 
+# per-joint parameters (n values or one for all) → whether 0 is excluded
+PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_friction": False,
+             "max_torque_rate": True, "start_tolerance": True, "max_tracking_error": True,
+             "hold_damping": False}
+
+
 def descriptor(name):
     default, kind, text, read_only = PARAMETERS[name]
     d = ParameterDescriptor(name=name, type=kind, description=text, read_only=read_only)
     if name == "torque_limit_scale":
+        d.floating_point_range = [FloatingPointRange(from_value=1e-3, to_value=1.0)]
+    if name == "velocity_limit_scale":
         d.floating_point_range = [FloatingPointRange(from_value=1e-3, to_value=1.0)]
     if name == "thread_priority":
         d.integer_range = [IntegerRange(from_value=0, to_value=99, step=1)]
@@ -108,10 +142,11 @@ def per_joint(values, dof, name):
 def validate(values, dof):
     """Reason why the parameter values (a dict, name → value) are unacceptable, else None."""
     try:
-        for name in ("kp", "kd", "viscous_friction", "coulomb_friction"):
+        for name, positive in PER_JOINT.items():
             gains = per_joint(values.get(name), dof, name)
-            if gains is not None and any(v < 0 or not math.isfinite(v) for v in gains):
-                return f"{name} must be finite and >= 0"
+            if gains is not None and any(not math.isfinite(v) or v < 0 or (positive and v == 0)
+                                         for v in gains):
+                return f"{name} must be finite and {'> 0' if positive else '>= 0'}"
     except ValueError as exc:
         return str(exc)
     checks = {
@@ -122,6 +157,9 @@ def validate(values, dof):
         "marker_rate": lambda v: 0.0 <= v <= 100.0,
         "diagnostics_rate": lambda v: 0.0 < v <= 100.0,
         "thread_priority": lambda v: 0 <= v <= 99,
+        "velocity_limit_scale": lambda v: 0.0 < v <= 1.0,
+        "max_payload_mass": lambda v: 0.0 <= v < math.inf,
+        "payload_mass": lambda v: 0.0 <= v < math.inf,
     }
     for name, ok in checks.items():
         if name in values and not ok(values[name]):

@@ -1,7 +1,8 @@
 """sim_arm: a simulated arm that closes the loop in place of the hardware.
 
 Integrates the URDF's dynamics at a fixed step and publishes joint_states (positions,
-velocities and the applied efforts) at publish_rate; takes effort commands as
+velocities and the applied efforts; while the brakes hold, the holding torque) at
+publish_rate; takes effort commands as
 std_msgs/Float64MultiArray in command_joints order (what a ros2_control
 JointGroupEffortController receives) on `effort_commands`; holds the last command for at
 most command_timeout, then applies zero. A payload the controller does not know about can
@@ -128,8 +129,9 @@ class SimArmNode(Node):
             applied = self.arm.step()
         if steps > MAX_CATCH_UP:             # fell behind: let simulated time slip
             self.start += (steps - MAX_CATCH_UP) * self.arm.h
+        effort = self.arm.measured_effort() if self.arm.braked else applied
         msg = JointState(name=self.names, position=self.arm.q.tolist(),
-                         velocity=self.arm.v.tolist(), effort=applied.tolist())
+                         velocity=self.arm.v.tolist(), effort=effort.tolist())
         msg.header.stamp = now.to_msg()
         self.pub.publish(msg)
 

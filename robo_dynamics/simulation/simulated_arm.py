@@ -3,7 +3,9 @@
 The command is applied as given (zero-order hold) for at most `command_timeout` seconds of
 simulated time after it arrives, then zero torque — what a drive does when its controller
 goes silent. With `brakes` the arm is held still until the first command arrives, as a real
-arm is until its controller starts. The simulated model may differ from the controller's
+arm is until its controller starts; the joint torque measured meanwhile is the torque that
+holds it, g(q) (what the arm's torque sensors, or its own position loop, report before an
+external torque controller takes over). The simulated model may differ from the controller's
 (payload mismatch).
 """
 
@@ -54,6 +56,13 @@ class SimulatedArm:
         if self.t - self.command_time > self.command_timeout:
             return np.zeros_like(self.command)
         return self.command
+
+    def measured_effort(self):
+        """The joint torques a sensor reads now (n,): the holding torque g(q) while braked,
+        else the applied torque."""
+        if self.braked:
+            return self.dynamics.solver.gravity(self.q)
+        return self.applied_torque()
 
     def step(self):
         """Advance one time step h; returns the torque that was applied."""
