@@ -140,6 +140,19 @@ def test_refused_before_any_joint_state_and_when_stale():
     assert "stale" in ctrl.desire(SetPoint(Q, np.zeros(N)), 1.0).message
 
 
+def test_a_motion_sent_while_a_joint_moves_too_fast_is_refused():
+    ctrl = controller()
+    fast = np.zeros(N)
+    fast[3] = 1.05 * ROBOT.velocity_limit[3]
+    run(ctrl, Q, fast, 0.0, 3)                                    # (now in the hold)
+    event = ctrl.desire(SetPoint(Q, np.zeros(N)), 0.006)
+    assert event.kind == "refused" and "wrist_1_joint" in event.message
+    assert "moving too fast" in event.message and ctrl.mode == HOLD
+    slower = 0.95 * fast
+    run(ctrl, Q, slower, 0.006, 1)
+    assert ctrl.desire(SetPoint(Q, slower), 0.008).kind == "tracking"
+
+
 def test_within_tolerance_the_step_of_a_set_point_is_a_ramp():
     """A set-point at the tolerance with stiff gains asks for a large torque change at once:
     it is reached at ≤ max_torque_rate, never stepped."""

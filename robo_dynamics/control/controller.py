@@ -15,8 +15,8 @@ arm's torque is: the measured effort when the joint states carry it, else the la
 (zero before the first). The envelope around the law:
 
 - admission: a desired motion whose start (its desired position now) is farther than
-  start_tolerance from the measured position, or whose positions leave the URDF limits, is
-  refused (as MoveIt refuses a trajectory that does not start at the current state);
+  start_tolerance from the measured position, or whose positions leave the URDF limits, or
+  that arrives while a joint moves beyond the velocity bound, is refused (as MoveIt refuses a trajectory that does not start at the current state);
 - watchdogs: |q̇| beyond the velocity bound, or a tracking error beyond max_tracking_error,
   abandon the desired motion for the hold, on the joint state that shows it;
 - staleness: no command while any joint's state is older than stale_timeout; a desired
@@ -147,6 +147,9 @@ class Controller:
             return "no complete joint state yet"
         if merger.age(now) > s.stale_timeout:
             return f"joint states are stale (older than {s.stale_timeout:g} s)"
+        moving = velocity_fault(merger.qd, s.velocity_bound, self.names)
+        if moving is not None:
+            return f"the arm is moving too fast to start: {moving}"
         return (position_fault(motion.positions, self.lower, self.upper, self.names)
                 or start_fault(merger.q, motion.sample(now)[0], s.start_tolerance,
                                self.names))

@@ -1,5 +1,5 @@
 """The closed-loop demo on the default arm: sim_arm → joint_states → dynamics_node →
-effort commands → sim_arm, three phases, each with fresh processes.
+effort commands → sim_arm, four phases, each with fresh processes.
 
     python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--output PNG]
 
@@ -7,11 +7,15 @@ effort commands → sim_arm, three phases, each with fresh processes.
    phase (rad);
 2. computed-torque tracking of a smooth multi-joint trajectory: RMS and max tracking error
    per joint, peak torque against the effort limits;
-3. the same with a 1 kg payload at the flange that only the simulation knows: the model
-   error grows the tracking error until the node's watchdog (max_tracking_error) abandons
-   the motion for its safe hold.
-Prints the node's events, a table and writes a plot. Everything runs on the loopback in a ROS domain of its
-own; the processes it starts are stopped when it ends, also on Ctrl-C.
+3. the same with a 1 kg payload at the flange, declared to the node at start-up;
+4. gravity compensation with the payload known only to the simulation (the payload the
+   operator forgot to declare): the wrist starts to fall, the velocity watchdog switches to
+   the safe hold (gravity compensation plus damping) on that joint state, and the arm sinks
+   slowly against the damping instead of falling.
+Each phase ends with a verdict against what it must show (drift, tracking within
+TRACKING_BOUND without a fault, or the safe hold); the exit status is 1 if one does not.
+Prints the node's events, a table and writes a plot. Everything runs on the loopback in a
+ROS domain of its own; the processes it starts are stopped when it ends, also on Ctrl-C.
 """
 
 import argparse
@@ -46,13 +50,22 @@ def desired(t):
 
 
 class Phase:
-    def __init__(self, name, track, payload_kg):
+    """payload_kg: a payload at the flange in the simulation; declared: the node knows it too
+    (its start-up payload parameters); expect: 'hold' when the safety envelope must abandon
+    the motion for its safe hold, else 'track'."""
+
+    def __init__(self, name, track, payload_kg=0.0, declared=False, expect="track"):
         self.name, self.track, self.payload_kg = name, track, payload_kg
+        self.declared, self.expect = declared, expect
 
 
-PHASES = [Phase("gravity compensation", False, 0.0),
-          Phase("computed torque", True, 0.0),
-          Phase("computed torque, 1 kg unknown payload", True, 1.0)]
+PHASES = [Phase("gravity compensation", False),
+          Phase("computed torque", True),
+          Phase("computed torque, 1 kg payload declared", True, 1.0, declared=True),
+          Phase("gravity compensation, 1 kg unknown payload", False, 1.0, expect="hold")]
+TRACKING_BOUND = 0.05      # rad: what the phases that track must stay within
+DRIFT_BOUND = 1e-3         # rad: gravity compensation with the exact model (a scheduling
+                           # hiccup longer than the timeouts may let it move a little)
 
 
 def start_processes(urdf, phase, rate):
@@ -61,10 +74,13 @@ def start_processes(urdf, phase, rate):
            "-p", f"initial_positions:={Q0.tolist()}", "-p", f"publish_rate:={rate}",
            "-p", "command_timeout:=0.1",
            "-r", "effort_commands:=/dynamics_node/commands"]
-    if phase.payload_kg:
-        sim += ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]
+    payload = ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]
     node = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
             "-p", "marker_rate:=0.0"]
+    if phase.payload_kg:
+        sim += payload
+    if phase.declared:
+        node += payload
     return [subprocess.Popen(cmd) for cmd in (sim, node)]
 
 
@@ -81,23 +97,51 @@ def stop_processes(processes):
             process.wait()
 
 
+def trajectory_from(names, q_measured, now, duration):
+    """The desired motion as a JointTrajectory stamped `now`: from the measured pose (the
+    node admits only a motion that starts where the arm is) a quintic blend to Q0 over
+    LEAD_IN, then desired(t − LEAD_IN) sampled every 20 ms for `duration` + 1 s (beyond
+    the recorded window, so the recording never sees the trajectory's end)."""
+    import rclpy.duration
+    import rclpy.time
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp = rclpy.time.Time(seconds=now).to_msg()
+    rest = np.zeros(len(names))
+    points = [(0.0, np.asarray(q_measured, dtype=float), rest, rest)]
+    points += [(LEAD_IN + t, *desired(t)) for t in np.arange(0.0, duration + 1.0 + 1e-9, 0.02)]
+    for t, q, qd, qdd in points:
+        point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(),
+                                     accelerations=qdd.tolist())
+        point.time_from_start = rclpy.duration.Duration(seconds=float(t)).to_msg()
+        msg.points.append(point)
+    return msg
+
+
 def run_phase(phase, urdf, rate, duration, progress):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from trajectory_msgs.msg import JointTrajectory
     from robo_dynamics_interfaces.msg import ControllerEvent
 
     from .. import load_robot
     names = list(load_robot(urdf).joint_names)
+
+    def in_order(msg, values):
+        """A JointState field in model joint order (joints are matched by name)."""
+        if len(values) != len(msg.name):
+            return np.full(len(names), np.nan)
+        index = {name: i for i, name in enumerate(msg.name)}
+        return np.array([values[index[name]] for name in names])
     node = rclpy.create_node("demo_recorder")
     log = []          # (stamp [s], q, applied effort)
     seen = {"command": False}
     node.create_subscription(
         JointState, "/joint_states",
         lambda m: log.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec,
-                              np.array(m.position), np.array(m.effort))), 1000)
+                              in_order(m, m.position), in_order(m, m.effort))), 1000)
     node.create_subscription(JointState, "/dynamics_node/gravity_torques",
                              lambda m: seen.__setitem__("command", True), 10)
     events = []       # (receipt time [s], ControllerEvent)
@@ -116,17 +160,10 @@ def run_phase(phase, urdf, rate, duration, progress):
             executor.spin_once(timeout_sec=0.05)
             if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
                 raise RuntimeError(f"phase '{phase.name}': the nodes did not start")
-        start = node.get_clock().now().nanoseconds * 1e-9 + LEAD_IN
+        now = node.get_clock().now().nanoseconds * 1e-9
+        start = now + LEAD_IN
         if phase.track:
-            msg = JointTrajectory(joint_names=names)
-            msg.header.stamp = rclpy.time.Time(seconds=start).to_msg()
-            for t in np.arange(0.0, duration + 1e-9, 0.02):
-                q, qd, qdd = desired(t)
-                point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(),
-                                             accelerations=qdd.tolist())
-                point.time_from_start = rclpy.duration.Duration(seconds=float(t)).to_msg()
-                msg.points.append(point)
-            trajectory_pub.publish(msg)
+            trajectory_pub.publish(trajectory_from(names, log[-1][1], now, duration))
         log.clear()
         end = time.monotonic() + LEAD_IN + duration
         shown = -1
@@ -148,12 +185,35 @@ def run_phase(phase, urdf, rate, duration, progress):
             [(t - start, e) for t, e in events if e.kind not in ("started",)])
 
 
+def verdict(phase, summary, events):
+    """(as expected?, sentence) for one phase."""
+    holds = [at for at, event in events if event.kind == "safe_hold"]
+    if phase.expect == "hold":
+        if holds:
+            return True, (f"safe hold at t = {holds[0]:+.2f} s; the arm then moves at "
+                          f"≤ {summary['speed'].max():.3g} rad/s, and in the last second at "
+                          f"{summary['sink'].max():.3g} rad/s (damping against the "
+                          "unmodelled weight), as expected")
+        return False, "NOT as expected: the watchdogs never abandoned the motion"
+    if holds:
+        return False, f"NOT as expected: safe hold at t = {holds[0]:+.2f} s"
+    error, bound, what = ((summary["final"].max(), DRIFT_BOUND, "drift") if not phase.track
+                          else (summary["max"].max(), TRACKING_BOUND, "max tracking error"))
+    ok = error < bound
+    return ok, (f"{what} {error:.2e} rad {'<' if ok else '>='} {bound:g} rad, "
+                f"{'as expected' if ok else 'NOT as expected'}")
+
+
 def summarise(phase, t, q, tau, effort_limit):
     reference = desired(t)[0] if phase.track else np.broadcast_to(Q0, q.shape)
     error = reference - q
     return {"rms": np.sqrt(np.mean(error ** 2, axis=0)), "max": np.max(np.abs(error), axis=0),
             "final": np.abs(error[-1]), "peak": np.max(np.abs(tau), axis=0),
-            "limit": effort_limit, "samples": len(t), "span": t[-1] - t[0] if len(t) else 0.0}
+            "limit": effort_limit, "samples": len(t), "span": t[-1] - t[0] if len(t) else 0.0,
+            "speed": (np.max(np.abs(np.diff(q, axis=0)) / np.diff(t)[:, None], axis=0)
+                      if len(t) > 1 else np.zeros(q.shape[1])),
+            "sink": (np.abs(q[-1] - q[t >= t[-1] - 1.0][0]) if len(t) > 1 and t[-1] > 1.0
+                     else np.zeros(q.shape[1]))}
 
 
 def print_table(results):
@@ -212,7 +272,7 @@ def main(argv=None):
           f"dynamics_node (pinocchio, cross-checked by rnea), {args.duration:.0f} s per phase; "
           f"ROS domain {os.environ['ROS_DOMAIN_ID']}, loopback only")
     rclpy.init()
-    records, results = {}, {}
+    records, results, failed = {}, {}, 0
     try:
         for phase in PHASES:
             print(f"phase: {phase.name}", flush=True)
@@ -223,6 +283,9 @@ def main(argv=None):
                 print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
             records[phase.name] = (phase.track, t, q, tau)
             results[phase.name] = summarise(phase, t, q, tau, robot.effort_limit)
+            ok, sentence = verdict(phase, results[phase.name], events)
+            failed += not ok
+            print(f"  verdict: {sentence}")
     except KeyboardInterrupt:
         print("\ninterrupted: processes stopped")
         return 130
@@ -235,7 +298,9 @@ def main(argv=None):
     path = pathlib.Path(args.output).resolve()
     plot(records, path)
     print(f"plot: {path}")
-    return 0
+    if failed:
+        print(f"{failed} phase(s) NOT as expected")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
