@@ -38,6 +38,8 @@ def test_merger_maps_by_name_and_merges_partial_messages():
     (["a", "b"], [1.0, math.nan], [], "non-finite value for joint 'b'"),
     (["a", "b"], [1.0, 2.0], [0.0, math.inf], "non-finite value for joint 'b'"),
     (["a", "b"], [1e300, 2.0], [], "implausible value for joint 'a'"),
+    ([f"j{k}" for k in range(100_000)], [0.0] * 100_000, [],
+     "100000 joint names, more than the 3 joints"),
 ])
 def test_merger_rejects_bad_messages_and_keeps_its_state(names, positions, velocities, reason):
     merger = JointStateMerger(CHAIN, known_joints=CHAIN)

@@ -98,6 +98,10 @@ class JointStateMerger:
         """Check a new list of names and remember where the chain joints are in it."""
         if len(names) == 0:
             return "empty message: no joint names"
+        if self._known is not None and len(names) > len(self._known):
+            # checked first: a message of 100 000 names costs nothing more to refuse
+            return (f"{len(names)} joint names, more than the {len(self._known)} joints of "
+                    "the robot description")
         if len(set(names)) != len(names):
             return "duplicated joint names"
         if self._known is not None:
