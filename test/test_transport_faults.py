@@ -12,7 +12,6 @@ hang into a failure.
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys
