@@ -17,6 +17,7 @@ from robo_dynamics.ros.sim_arm_node import SimArmNode
 from conftest import SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
+REF = rd.make_solver(rd.load_robot(URDF), "pinocchio")
 Q0 = [0.3, -1.2, 1.4, -0.9, 1.2, 0.4]
 
 
@@ -39,7 +40,7 @@ def make_sim(**params):
     return SimArmNode(parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
 
 
-def test_brakes_hold_until_commands_then_zero_after_timeout():
+def test_brakes_hold_until_commands_and_again_after_the_timeout():
     sim = make_sim(command_timeout=0.05, publish_rate=200.0)
     peer = rclpy.create_node("peer")
     states = []
@@ -51,13 +52,17 @@ def test_brakes_hold_until_commands_then_zero_after_timeout():
     try:
         spin(executor, 0.3)
         assert states and np.allclose(states[-1].position, Q0)       # braked: not falling
+        np.testing.assert_allclose(states[-1].effort, REF.gravity(Q0), rtol=1e-12)
         commands.publish(Float64MultiArray(data=[1.0, 2.0, 3.0]))     # wrong length
         spin(executor, 0.1)
         assert sim.rejected == 1 and np.allclose(states[-1].position, Q0)
         commands.publish(Float64MultiArray(data=[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
-        spin(executor, 0.3)                                # released, then timed out: falls
-        assert np.all(np.array(states[-1].effort) == 0.0)
-        assert np.max(np.abs(np.array(states[-1].position) - Q0)) > 1e-3
+        spin(executor, 0.3)                # released, fell, timed out: braked where it was
+        assert sim.arm.braked
+        q = np.array(states[-1].position)
+        assert np.max(np.abs(q - Q0)) > 1e-3 and np.all(np.array(states[-1].velocity) == 0.0)
+        assert np.all(np.array(states[-2].position) == q)
+        np.testing.assert_allclose(states[-1].effort, REF.gravity(q), rtol=1e-12)
         assert list(states[-1].name) == list(sim.model.joint_names)
     finally:
         executor.shutdown()

@@ -163,3 +163,28 @@ def test_command_timeout_applies_zero_torque():
     assert np.all(applied[9] == [5.0, 1.0]) and np.all(applied[12] == 0.0)
     with pytest.raises(ValueError):
         arm.set_command([np.nan, 0.0])
+
+
+def test_with_brakes_a_timed_out_command_brakes_the_arm_where_it_is():
+    robot = load_arm("planar_2link")
+    reference = rd.make_solver(robot, "pinocchio")
+    arm = SimulatedArm(rd.make_solver(robot, "rnea"), [0.2, 0.1], time_step=1e-3,
+                       command_timeout=0.01, brakes=True)
+    for _ in range(5):
+        arm.step()
+    assert np.all(arm.q == [0.2, 0.1])                         # held until the first command
+    arm.set_command([0.0, 0.0])                                # released: falls for 10 ms
+    for _ in range(10):
+        arm.step()
+    assert arm.v.any() and not arm.braked
+    arm.step()
+    arm.step()
+    held = arm.q.copy()
+    assert arm.braked and np.all(arm.v == 0.0) and np.any(held != [0.2, 0.1])
+    for _ in range(50):
+        arm.step()
+    assert np.all(arm.q == held)                               # stopped where it was
+    np.testing.assert_allclose(arm.measured_effort(), reference.gravity(held), rtol=1e-12)
+    arm.set_command(reference.gravity(held))                   # a new command releases it
+    arm.step()
+    assert not arm.braked

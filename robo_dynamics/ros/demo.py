@@ -137,13 +137,14 @@ def run_phase(phase, urdf, rate, duration, progress):
         return np.array([values[index[name]] for name in names])
     node = rclpy.create_node("demo_recorder")
     log = []          # (stamp [s], q, applied effort)
-    seen = {"command": False}
+    seen = {"commands": 0}
     node.create_subscription(
         JointState, "/joint_states",
         lambda m: log.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec,
                               in_order(m, m.position), in_order(m, m.effort))), 1000)
     node.create_subscription(JointState, "/dynamics_node/gravity_torques",
-                             lambda m: seen.__setitem__("command", True), 10)
+                             lambda m: seen.__setitem__("commands", seen["commands"] + 1),
+                             10)
     events = []       # (receipt time [s], ControllerEvent)
     node.create_subscription(
         ControllerEvent, "/dynamics_node/events",
@@ -154,16 +155,31 @@ def run_phase(phase, urdf, rate, duration, progress):
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     processes = start_processes(urdf, phase, rate)
-    try:
+
+    def spin_until(condition, what):
         deadline = time.monotonic() + 30.0
-        while not (log and seen["command"]):
+        while not condition():
             executor.spin_once(timeout_sec=0.05)
             if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                raise RuntimeError(f"phase '{phase.name}': the nodes did not start")
-        now = node.get_clock().now().nanoseconds * 1e-9
-        start = now + LEAD_IN
-        if phase.track:
+                raise RuntimeError(f"phase '{phase.name}': {what}")
+
+    try:
+        # a second of steady commands first: the processes are then past discovery
+        spin_until(lambda: log and seen["commands"] >= rate, "the nodes did not start")
+        for _ in range(3):
+            now = node.get_clock().now().nanoseconds * 1e-9
+            start = now + LEAD_IN
+            if not phase.track:
+                break
+            # as a supervisor would: send from the measured pose; if refused, re-send
+            answered = len(events)
             trajectory_pub.publish(trajectory_from(names, log[-1][1], now, duration))
+            spin_until(lambda: any(e.kind in ("tracking", "refused")
+                                   for _, e in events[answered:]), "no answer to the trajectory")
+            if not any(e.kind == "refused" for _, e in events[answered:]):
+                break
+            target = seen["commands"] + rate
+            spin_until(lambda: seen["commands"] >= target, "the commands stopped")
         log.clear()
         end = time.monotonic() + LEAD_IN + duration
         shown = -1

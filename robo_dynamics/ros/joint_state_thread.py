@@ -28,18 +28,17 @@ from rclpy.parameter import Parameter
 
 
 class JointStateThread:
-    """Subscribe `callback` to `topic` (resolved by `owner`) with `msg_type` and `depth`;
-    spin at SCHED_FIFO `priority` (1–99) or, with 0, on the normal scheduler."""
+    """Subscribe `callback` to `topic` (resolved by `owner`) with `msg_type` and `qos` (a
+    QoSProfile or a depth); spin at SCHED_FIFO `priority` (1–99) or, with 0, on the normal scheduler."""
 
-    def __init__(self, owner, msg_type, topic, callback, depth, priority=0):
+    def __init__(self, owner, msg_type, topic, callback, qos, priority=0):
         self.node = Node(f"{owner.get_name()}_joint_states", namespace=owner.get_namespace(),
                          context=owner.context, use_global_arguments=False,
                          start_parameter_services=False,
                          parameter_overrides=[Parameter("start_type_description_service",
                                                         value=False)])
         self.topic = owner.resolve_topic_name(topic)
-        self.subscription = self.node.create_subscription(msg_type, self.topic, callback,
-                                                          depth)
+        self.subscription = self.node.create_subscription(msg_type, self.topic, callback, qos)
         self.executor = SingleThreadedExecutor(context=owner.context)
         self.executor.add_node(self.node)
         self.priority, self.logger = priority, owner.get_logger()

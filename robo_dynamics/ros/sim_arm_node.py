@@ -5,7 +5,7 @@ velocities and the applied efforts; while the brakes hold, the holding torque) a
 publish_rate; takes effort commands as
 std_msgs/Float64MultiArray in command_joints order (what a ros2_control
 JointGroupEffortController receives) on `effort_commands`; holds the last command for at
-most command_timeout, then applies zero. A payload the controller does not know about can
+most command_timeout, then brakes (or, with brakes false, applies zero). A payload the controller does not know about can
 be added to make model errors visible.
 """
 
@@ -41,9 +41,11 @@ PARAMETERS = {
     "publish_rate": (1000.0, "joint_states rate [Hz]; the simulation advances in real time"),
     "command_joints": (Parameter.Type.STRING_ARRAY,
                        "Joint order of effort_commands; unset = chain order"),
-    "command_timeout": (0.05, "A command older than this [s] is replaced by zero torque"),
+    "command_timeout": (0.05, "A command older than this [s] engages the brakes (zero torque "
+                               "without brakes)"),
     "friction": (False, "Apply the URDF's <dynamics damping friction>"),
-    "brakes": (True, "Hold the arm still until the first effort command arrives"),
+    "brakes": (True, "Hold the arm still until the first effort command arrives, and again "
+                     "whenever the command times out"),
     "initial_positions": (Parameter.Type.DOUBLE_ARRAY,
                           "Initial joint positions, chain order [rad or m]; unset = zeros"),
     "payload_link": ("", "Link of a payload only the simulation knows ('' = none)"),

@@ -1,11 +1,13 @@
 """A simulated arm: state, the torque command it holds, and a fixed-step integrator.
 
 The command is applied as given (zero-order hold) for at most `command_timeout` seconds of
-simulated time after it arrives, then zero torque — what a drive does when its controller
-goes silent. With `brakes` the arm is held still until the first command arrives, as a real
-arm is until its controller starts; the joint torque measured meanwhile is the torque that
-holds it, g(q) (what the arm's torque sensors, or its own position loop, report before an
-external torque controller takes over). The simulated model may differ from the controller's
+simulated time after it arrives. Then, without `brakes`, zero torque (a drive whose
+controller went silent); with `brakes`, the brakes engage and hold the arm where it is, as
+torque-controlled arms do when their controller falls silent. With `brakes` the arm is also
+held until the first command arrives, as a real arm is until its controller starts; a new
+command releases it. The joint torque measured while braked is the torque that holds the
+arm, g(q) (what its torque sensors, or its own position loop, report before an external
+torque controller takes over). The simulated model may differ from the controller's
 (payload mismatch).
 """
 
@@ -40,7 +42,8 @@ class SimulatedArm:
         self.t = 0.0
         self.command = np.zeros(model.dof)
         self.command_time = -np.inf
-        self.braked = bool(brakes)
+        self.brakes = bool(brakes)
+        self.braked = self.brakes      # the brakes hold the arm now
 
     def set_command(self, tau):
         """Hold joint torques tau (n,) [N·m or N], model order, from now on."""
@@ -67,6 +70,9 @@ class SimulatedArm:
     def step(self):
         """Advance one time step h; returns the torque that was applied."""
         tau = self.applied_torque()
+        if self.brakes and not self.braked and self.t - self.command_time > self.command_timeout:
+            self.braked = True         # the controller fell silent: brake, stop where it is
+            self.v = np.zeros_like(self.v)
         if not self.braked:
             self.q, self.v = self.step_function(self.dynamics, self.q, self.v, tau, self.h)
         self.t += self.h
