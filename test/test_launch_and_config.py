@@ -73,7 +73,8 @@ def test_node_starts_from_each_parameter_file(urdf, config):
                 continue
             got = node.get_parameter(name).value
             assert (list(got) if isinstance(value, list) else got) == value, name
-        assert node.model is not None and math.isfinite(node.bound.sum())
+        assert node.model is not None
+        assert math.isfinite(node.controller.settings.effort_bound.sum())
         node.destroy_node()
     finally:
         rclpy.shutdown()

@@ -84,3 +84,15 @@ def test_public_api():
     assert set(robo_dynamics.BACKENDS) == {"rnea", "pinocchio"}
     assert callable(robo_dynamics.load_robot) and callable(robo_dynamics.make_solver)
     assert pathlib.Path(robo_dynamics.__file__).parent == PACKAGE_DIR
+
+
+def test_no_module_reaches_into_another_objects_private_members():
+    """`x._name` only on self or cls: the layers talk through public interfaces (the hot
+    path through the solvers' documented unchecked fast path)."""
+    for path in PACKAGE_DIR.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                owner = node.value
+                assert isinstance(owner, ast.Name) and owner.id in ("self", "cls"), (
+                    f"{path.relative_to(PACKAGE_DIR)}:{node.lineno}: {ast.unparse(node)}")
