@@ -183,9 +183,9 @@ class DynamicsNode(Node):
         serialize_message(ControllerEvent())    # loads its type support (first event later)
         # the hot path, on a thread of its own (joint_state_thread.py). Depth 10: a node that
         # falls behind skips to recent states instead of controlling from a backlog of old
-        # ones. Best effort (compatible with reliable publishers): a lost state is not worth
-        # repairing, and a reliable reader holds every later state until the repair arrives
-        # (seen here as 0.3 s without commands right after discovery)
+        # ones. Best effort (it matches reliable publishers too), as sensor data is taken:
+        # a repaired state would arrive late, and a reliable reader holds every later state
+        # until the repair arrives
         self.joint_states = JointStateThread(
             self, JointState, "joint_states", self._on_joint_state,
             QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
