@@ -7,39 +7,40 @@ Plain Python over a handful of joints (cheaper than NumPy per call on the hot pa
 
 
 def _first_over(values, bounds):
-    """Index of the first |value| > bound (NaN counts as over), or None."""
-    for i, (v, b) in enumerate(zip(values, bounds)):
+    """(index, value) of the first |value| > bound (NaN counts as over), or None.
+    values, bounds: (n,) arrays."""
+    for i, (v, b) in enumerate(zip(values.tolist(), bounds.tolist())):
         if not -b <= v <= b:
-            return i
+            return i, v
     return None
 
 
 def velocity_fault(qd, bound, names):
     """|q̇_i| > bound_i [rad/s or m/s]: a joint moves faster than allowed."""
-    i = _first_over(qd.tolist(), bound.tolist())
-    if i is None:
+    over = _first_over(qd, bound)
+    if over is None:
         return None
-    return (f"joint '{names[i]}' velocity {qd[i]:.3g} exceeds the velocity bound "
-            f"{bound[i]:.3g}")
+    i, v = over
+    return f"joint '{names[i]}' velocity {v:.3g} exceeds the velocity bound {bound[i]:.3g}"
 
 
 def tracking_fault(q, q_desired, bound, names):
     """|q_d,i − q_i| > bound_i [rad or m]: the arm is not following the desired motion."""
-    error = (q_desired - q).tolist()
-    i = _first_over(error, bound.tolist())
-    if i is None:
+    over = _first_over(q_desired - q, bound)
+    if over is None:
         return None
-    return (f"joint '{names[i]}' tracking error {error[i]:.3g} exceeds max_tracking_error "
+    i, error = over
+    return (f"joint '{names[i]}' tracking error {error:.3g} exceeds max_tracking_error "
             f"{bound[i]:.3g}")
 
 
 def start_fault(q, q_start, tolerance, names):
     """|q_start,i − q_i| > tolerance_i: a desired motion does not start where the arm is."""
-    offset = (q_start - q).tolist()
-    i = _first_over(offset, tolerance.tolist())
-    if i is None:
+    over = _first_over(q_start - q, tolerance)
+    if over is None:
         return None
-    return (f"it starts {offset[i]:.3g} from joint '{names[i]}' measured position "
+    i, offset = over
+    return (f"it starts {offset:.3g} from joint '{names[i]}' measured position "
             f"{q[i]:.4g} (start_tolerance {tolerance[i]:.3g})")
 
 

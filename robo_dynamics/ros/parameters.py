@@ -118,9 +118,7 @@ PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_frict
 def descriptor(name):
     default, kind, text, read_only = PARAMETERS[name]
     d = ParameterDescriptor(name=name, type=kind, description=text, read_only=read_only)
-    if name == "torque_limit_scale":
-        d.floating_point_range = [FloatingPointRange(from_value=1e-3, to_value=1.0)]
-    if name == "velocity_limit_scale":
+    if name in ("torque_limit_scale", "velocity_limit_scale"):
         d.floating_point_range = [FloatingPointRange(from_value=1e-3, to_value=1.0)]
     if name == "thread_priority":
         d.integer_range = [IntegerRange(from_value=0, to_value=99, step=1)]
