@@ -10,7 +10,7 @@ INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
                          interfaces/robo_dynamics_interfaces/CMakeLists.txt \
                          interfaces/robo_dynamics_interfaces/package.xml)
 
-.PHONY: demo test venv clean bench soak
+.PHONY: demo test venv clean bench soak corpus
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
@@ -34,3 +34,7 @@ bench: $(STAMP)
 
 soak: $(STAMP)
 	$(PY) -m benchmarks.soak $(SOAK_ARGS)
+
+# every URDF of example-robot-data, every candidate tip: the README's table (also in make test)
+corpus: $(STAMP)
+	PYTHONPATH=.:test $(PY) test/test_example_robot_data.py

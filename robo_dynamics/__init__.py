@@ -1,7 +1,7 @@
 """robo_dynamics: rigid-body dynamics of robot arms from their URDF.
 
     import robo_dynamics as rd
-    robot = rd.load_robot("urdf/rd6.urdf")          # or URDF text, or a .xacro path
+    robot = rd.load_robot("urdf/rd_ur5e.urdf")      # or URDF text, or a .xacro path
     solver = rd.make_solver(robot, backend="rnea")   # or "pinocchio"
     tau = solver.inverse_dynamics(q, qd, qdd)
 
@@ -9,8 +9,8 @@ Arguments are NumPy arrays in `robot.joint_names` order, SI units.
 """
 
 from .backends import BACKENDS, DynamicsSolver, cross_check, make_solver
-from .errors import ArgumentError, RoboDynamicsError, URDFError
+from .errors import ArgumentError, ModelWarning, RoboDynamicsError, URDFError
 from .model import RobotModel, load_robot
 
-__all__ = ["ArgumentError", "BACKENDS", "DynamicsSolver", "RoboDynamicsError", "RobotModel",
-           "URDFError", "cross_check", "load_robot", "make_solver"]
+__all__ = ["ArgumentError", "BACKENDS", "DynamicsSolver", "ModelWarning", "RoboDynamicsError",
+           "RobotModel", "URDFError", "cross_check", "load_robot", "make_solver"]

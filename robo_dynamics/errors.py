@@ -15,3 +15,8 @@ class URDFError(RoboDynamicsError, ValueError):
 
 class ArgumentError(RoboDynamicsError, ValueError):
     """An argument of a dynamics call has the wrong size or a non-finite value."""
+
+
+class ModelWarning(UserWarning):
+    """The robot description loaded, but something in it deserves the user's attention (the
+    loader also lists it in RobotModel.warnings)."""

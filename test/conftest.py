@@ -43,6 +43,23 @@ def rel(a, b):
     return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
 
 
+def worst_disagreement(solver, reference, q, qd, qdd):
+    """(largest relative difference over rd.cross_check's quantities, the report). Λ inverts
+    J M⁻¹ Jᵀ, so round-off in it grows with the condition number κ (≈ κ × 1e-16, and above
+    κ_max Λ is regularised); where the reference's κ exceeds 1e6, J M⁻¹ Jᵀ itself is
+    compared instead of Λ."""
+    import robo_dynamics as rd
+    from robo_dynamics.backends.cross_check import difference
+    report = rd.cross_check(solver, reference, q, qd, qdd)
+    if not reference.operational_space(q).condition_number <= 1e6:
+        del report["operational_space_inertia"]
+        J_a, J_b = solver.jacobian(q), reference.jacobian(q)
+        report["J M^-1 J^T"] = difference(
+            J_a @ solver.mass_matrix_inverse(q) @ J_a.T,
+            J_b @ reference.mass_matrix_inverse(q) @ J_b.T)
+    return max(d.max_rel for d in report.values()), report
+
+
 def load_arm(name, **kwargs):
     import robo_dynamics as rd
     path, tip = ARMS[name]

@@ -8,6 +8,7 @@ import errno
 import math
 import os
 import time
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ from robo_dynamics.control.rate_limit import MAX_INTERVAL
 from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInertia
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
-from conftest import rel, SHIPPED
+from conftest import EXAMPLE_ROBOTS, rel, SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
 ROBOT = rd.load_robot(URDF)
@@ -721,3 +722,50 @@ def test_a_service_that_fails_on_a_bug_logs_it_and_answers_false(harness, monkey
         positions=list(Q), velocities=list(QD), efforts=[0.0] * 6))
     assert not response.success and "internal error (ZeroDivisionError: a bug)" in response.message
     assert logged and "Traceback" in logged[0] and "ZeroDivisionError" in logged[0]
+
+
+# -- real-world URDFs (example-robot-data) -------------------------------------------------
+TIAGO = EXAMPLE_ROBOTS / "tiago_description/robots/tiago.urdf"
+ALLEGRO = EXAMPLE_ROBOTS / "allegro_hand_description/urdf/allegro_right_hand.urdf"
+
+
+def test_tiago_torso_and_arm_from_the_whole_robot_description():
+    """The whole TIAGo (mobile base, head, hand, textures, transmissions): the node controls
+    torso + arm, takes joint states of every joint of the robot and ignores the others."""
+    robot = rd.load_robot(TIAGO, base_link="torso_fixed_link", tip_link="arm_7_link")
+    reference = rd.make_solver(robot, "pinocchio")
+    every_joint = [j.get("name") for j in ET.parse(TIAGO).getroot().findall("joint")
+                   if j.get("type") != "fixed"]
+    q_chain = np.linspace(0.05, 0.6, robot.dof) * np.where(robot.upper > 0.5, 1.0, 0.1)
+    q_all = [q_chain[robot.joint_names.index(name)] if name in robot.joint_names else 0.3
+             for name in every_joint]
+    h = Harness(robot_description_file=str(TIAGO), base_link="torso_fixed_link",
+                tip_link="arm_7_link")
+    try:
+        message = h.stream("gravity", names=every_joint, q=q_all, qd=None)
+        assert list(message.name) == list(robot.joint_names)
+        assert rel(message.effort, reference.gravity(q_chain)) <= 1e-9
+        assert h.node.controller.merger.rejected == 0
+    finally:
+        h.close()
+
+
+@pytest.mark.parametrize("harness", [{"robot_description_file": str(ALLEGRO),
+                                      "tip_link": "link_3.0_tip", "diagnostics_rate": 20.0}],
+                         indirect=True)
+def test_model_warnings_are_on_diagnostics(harness):
+    robot = rd.load_robot(ALLEGRO, tip_link="link_3.0_tip")     # warns: tested in the library
+    assert robot.warnings
+    names, q = list(robot.joint_names), np.linspace(0.1, 0.4, robot.dof)
+    message = harness.stream("gravity", names=names, q=q, qd=None)
+    assert rel(message.effort, rd.make_solver(robot, "pinocchio").gravity(q)) <= 1e-9
+
+    def shows_warnings():
+        harness.publish_state(names, q)
+        return bool(harness.inbox["diagnostics"]) and _value(
+            harness.inbox["diagnostics"][-1], "model_warnings") == str(len(robot.warnings))
+    assert harness.spin_until(shows_warnings, timeout=5.0)
+    last = harness.inbox["diagnostics"][-1]
+    for i, note in enumerate(robot.warnings, start=1):
+        assert _value(last, f"model_warning_{i}") == note
+    assert "warning(s) about the robot description" in _status(last).message

@@ -63,10 +63,6 @@ CASES = {
                       ["link 'b'", "mass must be finite and >= 0"]),
     "not positive semi-definite": (robot(link("a"), link("b", ixx=-0.1), joint("j", "a", "b")),
                                    ["link 'b'", "not positive semi-definite"]),
-    "triangle inequality": (robot(link("a"), link("b", ixx=0.1, iyy=0.1, izz=0.5),
-                                  joint("j", "a", "b")), ["link 'b'", "triangle inequality"]),
-    "massless with inertia": (robot(link("a"), link("b", m=0.0), joint("j", "a", "b")),
-                              ["link 'b'", "mass is 0 but the inertia is not"]),
     "no inertia tensor": (robot(link("a"), '<link name="b"><inertial><mass value="1"/>'
                                 '</inertial></link>', joint("j", "a", "b")),
                           ["link 'b'", "no <inertia>"]),
@@ -88,13 +84,46 @@ CASES = {
                        ["joint 'j' (floating)", "only revolute, continuous, prismatic"]),
     "planar joint": (robot(link("a"), link("b"), joint("j", "a", "b", kind="planar", limit="")),
                      ["joint 'j' (planar)", "only revolute, continuous, prismatic"]),
-    "mimic joint": (robot(link("a"), link("b"), link("c"), joint("j", "a", "b"),
-                          joint("k", "b", "c", extra='<mimic joint="j" multiplier="2"/>')),
-                    ["joint 'k' (revolute)", "mimic joints are not supported", "'j'"]),
+    "mimic of an unknown joint": (
+        robot(link("a"), link("b"), link("c"), joint("j", "a", "b"),
+              joint("k", "b", "c", extra='<mimic joint="ghost"/>')),
+        ["joint 'k'", '<mimic joint="ghost">', "no joint of that name"]),
+    "mimic cycle": (
+        robot(link("a"), link("b"), link("c"), joint("j", "a", "b", extra='<mimic joint="k"/>'),
+              joint("k", "b", "c", extra='<mimic joint="j"/>')),
+        ["mimic joints form a cycle", "j -> k -> j"]),
+    "mimic of a fixed joint": (
+        robot(link("a"), link("b"), link("c"), joint("j", "a", "b", kind="fixed"),
+              joint("k", "b", "c", extra='<mimic joint="j"/>')),
+        ["joint 'k'", "mimics 'j', a fixed joint"]),
     "only fixed joints": (robot(link("a"), link("b"), joint("j", "a", "b", kind="fixed")),
                           ["no movable joint below base_link 'a'"]),
     "no links": ("<robot name='r'></robot>", ["no <link>"]),
 }
+
+
+# Usable but not a rigid body: loaded with a ModelWarning (listed on the model), refused with
+# strict=True.
+DOUBTFUL = {
+    "triangle inequality": (robot(link("a"), link("b", ixx=0.1, iyy=0.1, izz=0.5),
+                                  joint("j", "a", "b")), ["link 'b'", "triangle inequality"]),
+    "massless with inertia": (robot(link("a"), link("b", m=0.0), joint("j", "a", "b")),
+                              ["link 'b'", "mass is 0 but the inertia is not"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DOUBTFUL))
+def test_doubtful_inertia_loads_with_a_warning_or_is_refused_when_strict(case):
+    source, expected = DOUBTFUL[case]
+    with pytest.warns(rd.ModelWarning) as caught:
+        robot_model = rd.load_robot(source)
+    assert len(caught) == 1 and len(robot_model.warnings) == 1
+    for fragment in expected:
+        assert fragment in str(caught[0].message) and fragment in robot_model.warnings[0]
+    with pytest.raises(rd.URDFError) as info:
+        rd.load_robot(source, strict=True)
+    for fragment in expected:
+        assert fragment in str(info.value)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -107,6 +136,17 @@ def test_bad_description_names_the_element(case):
         assert fragment in message, f"{fragment!r} not in {message!r}"
     error = info.value  # no chained traceback from deep inside a parser
     assert error.__cause__ is None and (error.__context__ is None or error.__suppress_context__)
+
+
+def test_mimic_of_a_joint_on_another_branch_is_refused():
+    source = robot(link("a"), link("b"), link("c"), joint("j", "a", "b"),
+                   joint("k", "a", "c", extra='<mimic joint="j" multiplier="2"/>'))
+    with pytest.raises(rd.URDFError, match=r"joint 'k' \(revolute\): mimics 'j', which is not "
+                                           "on the chain"):
+        rd.load_robot(source, tip_link="c")
+    with pytest.warns(rd.ModelWarning, match="joint 'k' mimics chain joint 'j' but is not on "
+                                             "the chain: it stays locked at 0"):
+        assert rd.load_robot(source, tip_link="b").joint_names == ("j",)
 
 
 def test_ambiguous_tip_lists_the_candidates():

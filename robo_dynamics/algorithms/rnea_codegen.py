@@ -214,7 +214,7 @@ def compile_rnea(model, gravity_only=False):
     sequences of n floats in model order. With gravity_only, q̇ = q̈ = 0 are folded in too:
     the function is g(q) and ignores its qd, qdd arguments."""
     e = _Emitter()
-    n = model.dof
+    n = model.body_count
     header = []
     for prefix in ["q"] + ([] if gravity_only else ["qd", "qdd"]):
         names = ", ".join(f"{prefix}{i}" for i in range(n))

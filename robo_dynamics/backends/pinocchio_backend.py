@@ -2,9 +2,11 @@
 
 The only module that imports pinocchio. Joints are mapped by name; a continuous joint is
 two entries (cos θ, sin θ) of Pinocchio's q and one of its v. Joints outside the chain
-are locked at 0, as in the in-house model. Pinocchio's world is the URDF root; when
+are locked at 0, as in the in-house model (made fixed in the URDF handed to Pinocchio). Pinocchio's world is the URDF root; when
 base_link is another link, results are rotated into the base frame.
 """
+
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin
@@ -23,13 +25,10 @@ class PinocchioSolver(DynamicsSolver):
     def __init__(self, model):
         super().__init__(model)
         try:
-            full = pin.buildModelFromXML(model.urdf_xml)
+            self.pin_model = pin.buildModelFromXML(
+                _locked_elsewhere(model.urdf_xml, set(model.joint_names)))
         except Exception as exc:  # pinocchio raises RuntimeError/ValueError with C++ text
             raise URDFError(f"Pinocchio cannot build the URDF: {exc}") from None
-        keep = set(model.joint_names)
-        lock = [jid for jid in range(1, full.njoints) if full.names[jid] not in keep]
-        self.pin_model = (pin.buildReducedModel(full, lock, pin.neutral(full))
-                          if lock else full)
         pm = self.pin_model
         for payload in model.payloads:   # Pinocchio's joint frame is our body frame
             jid = pm.getJointId(model.joint_names[payload.body])
@@ -53,8 +52,8 @@ class PinocchioSolver(DynamicsSolver):
         self._same_v = pm.nv == n and np.array_equal(self._idx_v, np.arange(n))
         self._upper = np.triu(np.ones((pm.nv, pm.nv), dtype=bool))   # where Pinocchio writes
         self._last_joint = pm.getJointId(model.joint_names[-1])
-        self._tip_frame = pm.getFrameId(model.tip_link)
-        base_frame = pm.getFrameId(model.base_link)
+        self._tip_frame = pm.getFrameId(model.tip_link, pin.BODY)   # links are BODY frames;
+        base_frame = pm.getFrameId(model.base_link, pin.BODY)       # a joint may share the name
         if self._tip_frame >= len(pm.frames) or base_frame >= len(pm.frames):
             raise URDFError("tip_link or base_link not found in Pinocchio's model")
         # the base is fixed in Pinocchio's world: read its placement once
@@ -122,7 +121,7 @@ class PinocchioSolver(DynamicsSolver):
         q_pin, v = self._q(q), self._v(qd)
         pin.computeAllTerms(pm, data, q_pin, v)        # M (upper), nle, joint Jacobians
         pin.updateFramePlacements(pm, data)
-        J = pin.getFrameJacobian(pm, data, self._tip_frame, pin.LOCAL_WORLD_ALIGNED)
+        J = _six_rows(pin.getFrameJacobian(pm, data, self._tip_frame, pin.LOCAL_WORLD_ALIGNED))
         J = J if self._same_v else J[:, self._idx_v]
         return DynamicsTerms(self._symmetric(data.M), self._from_v(data.nle.copy()),
                              self._from_v(pin.computeGeneralizedGravity(pm, data, q_pin)),
@@ -166,7 +165,7 @@ class PinocchioSolver(DynamicsSolver):
     def _jacobian(self, q, frame):
         pm, data = self.pin_model, self.data
         reference = pin.LOCAL if frame == LOCAL else pin.LOCAL_WORLD_ALIGNED
-        J = pin.computeFrameJacobian(pm, data, self._q(q), self._tip_frame, reference)
+        J = _six_rows(pin.computeFrameJacobian(pm, data, self._q(q), self._tip_frame, reference))
         J = J if self._same_v else J[:, self._idx_v]
         if frame == LOCAL:
             return J
@@ -196,3 +195,21 @@ class PinocchioSolver(DynamicsSolver):
 
     def _gravity_batch(self, q):
         return np.array([self._gravity(x) for x in q])
+
+
+def _locked_elsewhere(urdf_xml, chain_joints):
+    """The URDF with every movable joint outside `chain_joints` made fixed at q = 0, as the
+    in-house model locks them (buildReducedModel does the same but fails when a link and a
+    joint share a name)."""
+    root = ET.fromstring(urdf_xml)
+    for joint in root.findall("joint"):
+        if joint.get("type") != "fixed" and joint.get("name") not in chain_joints:
+            joint.set("type", "fixed")
+            for mimic in joint.findall("mimic"):
+                joint.remove(mimic)
+    return ET.tostring(root, encoding="unicode")
+
+
+def _six_rows(J):
+    """A frame Jacobian as (6, nv): Pinocchio returns a one-column matrix as a (6,) array."""
+    return J.reshape(6, -1)

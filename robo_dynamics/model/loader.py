@@ -2,13 +2,17 @@
 
 Joints that are movable but not on the base→tip chain (gripper fingers, side branches) are
 locked at q = 0 and their links' inertia is lumped onto the chain body they hang from.
-Links above `base_link` do not move and are ignored.
+Links above `base_link` do not move and are ignored. Physical checks apply only to the
+links whose mass enters the chain's dynamics; the structure of the whole tree is checked.
+Mimic joints in the chain follow their master joint, which must be in the chain too.
 """
+
+import warnings
 
 import numpy as np
 
-from ..errors import URDFError
-from ..spatial.inertia import combine, inertia_tensor, physical_problems
+from ..errors import ModelWarning, URDFError
+from ..spatial.inertia import combine, inertia_tensor, rigid_body_problems
 from ..spatial.rotations import homogeneous, rpy_to_matrix
 from .robot_model import CONTINUOUS, PRISMATIC, REVOLUTE, RobotModel
 from .source import read_description
@@ -18,29 +22,26 @@ MOVABLE = (REVOLUTE, CONTINUOUS, PRISMATIC)
 UNSUPPORTED = ("floating", "planar")
 
 
-def load_robot(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81)):
+def load_robot(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
+               strict=False):
     """Load the serial chain base_link → tip_link of a URDF.
 
     source: URDF XML text, a .urdf path or a .xacro path.
     base_link: default the URDF root. tip_link: default the only leaf link below a movable
     joint (URDFError listing the candidates when there are several).
     gravity: m/s², expressed in the base_link frame (default: z up).
+    strict: refuse what is only doubtful (an inertia that breaks the triangle inequality)
+    instead of loading it with a ModelWarning (also listed in the model's `warnings`).
     Raises URDFError naming the element and the problem.
     """
     xml_text, where = read_description(source)
-    robot = parse_urdf(xml_text, where)
+    robot, dynamics_xml = parse_urdf(xml_text, where)
     tree = _Tree(robot)
     base_link = base_link or tree.root
     tree.require_link(base_link, "base_link")
     tip_link = tip_link or tree.default_tip(base_link)
     tree.require_link(tip_link, "tip_link")
     path = tree.path(base_link, tip_link)
-    for link in robot.links:
-        problems = _inertial_problems(link)
-        if problems:
-            raise URDFError(f"link '{link.name}': " + "; ".join(problems))
-
-    chain = [joint for joint in path if joint.type in MOVABLE]
     for joint in path:
         if joint.type in UNSUPPORTED:
             raise URDFError(
@@ -48,22 +49,21 @@ def load_robot(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81))
                 "and fixed joints are supported in the chain")
         if joint.type not in MOVABLE + ("fixed",):
             raise URDFError(f"joint '{joint.name}': unknown joint type '{joint.type}'")
-        if joint.type in MOVABLE and joint.mimic is not None:
-            raise URDFError(
-                f"joint '{joint.name}' ({joint.type}): mimic joints are not supported in the "
-                f"chain (it mimics '{joint.mimic.joint}'); choose a tip_link before it")
-    if not chain:
+    bodies = [joint for joint in path if joint.type in MOVABLE]
+    if not bodies:
         raise URDFError(
             f"no movable joint between base_link '{base_link}' and tip_link '{tip_link}'")
+    coupling = _Coupling(tree, bodies)
+    coordinates = coupling.coordinates
 
     g = np.asarray(gravity, dtype=float).reshape(-1)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise URDFError(f"gravity must be 3 finite numbers (m/s^2), got {gravity!r}")
 
-    chain_names = {joint.name for joint in chain}
+    body_names = {joint.name for joint in bodies}
+    notes = list(coupling.notes)
     columns = {key: [] for key in (
-        "origin_rotation", "origin_translation", "axis", "mass", "com", "inertia",
-        "lower", "upper", "velocity_limit", "effort_limit", "damping", "friction")}
+        "origin_rotation", "origin_translation", "axis", "mass", "com", "inertia")}
     T_prev = np.eye(4)  # body i−1 (or base) → current link, through fixed joints on the path
     for joint in path:
         T_origin = _origin(joint.origin)
@@ -74,42 +74,130 @@ def load_robot(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81))
         columns["origin_rotation"].append(T_joint[:3, :3])
         columns["origin_translation"].append(T_joint[:3, 3])
         columns["axis"].append(_unit_axis(joint))
-        for key, value in zip(("lower", "upper", "velocity_limit", "effort_limit"),
-                              _limits(joint)):
-            columns[key].append(value)
-        damping, friction = _dynamics(joint)
-        columns["damping"].append(damping)
-        columns["friction"].append(friction)
-        mass, com, inertia = tree.lumped_inertia(joint.child, chain_names)
+        rigid = tree.rigid_links(joint.child, body_names)
+        for link, _ in rigid:
+            notes += _check_inertial(tree.links[link], strict)
+        mass, com, inertia = _lump(rigid, tree.links)
         columns["mass"].append(mass)
         columns["com"].append(com)
         columns["inertia"].append(inertia)
         T_prev = np.eye(4)
-    _check_every_joint_moves_mass(chain, columns)
+    _check_every_joint_moves_mass(coordinates, coupling, columns)
+    per_joint = _joint_columns(coordinates, bodies, coupling)
     locked = tuple(sorted(
-        joint.name for joint in tree.joints_below(chain[0].child)
-        if joint.type in MOVABLE and joint.name not in chain_names))
+        joint.name for joint in tree.joints_below(bodies[0].child)
+        if joint.type in MOVABLE and joint.name not in body_names))
+    for note in notes:
+        warnings.warn(note, ModelWarning, stacklevel=2)
     return RobotModel(
         name=robot.name or "robot",
         base_link=base_link,
         tip_link=tip_link,
-        joint_names=tuple(joint.name for joint in chain),
-        joint_types=tuple(joint.type for joint in chain),
-        body_links=tuple(joint.child for joint in chain),
+        joint_names=tuple(joint.name for joint in coordinates),
+        joint_types=tuple(joint.type for joint in coordinates),
+        body_links=tuple(joint.child for joint in bodies),
+        body_joints=tuple(joint.name for joint in bodies),
+        body_types=tuple(joint.type for joint in bodies),
+        coupling=coupling.G,
+        coupling_offset=coupling.offset,
         tip_rotation=T_prev[:3, :3],
         tip_translation=T_prev[:3, 3],
         gravity=g,
         locked_joints=locked,
-        urdf_xml=xml_text,
+        warnings=tuple(notes),
+        urdf_xml=dynamics_xml,
         **{key: np.array(value, dtype=float) for key, value in columns.items()},
+        **per_joint,
     )
 
 
-def _check_every_joint_moves_mass(chain, columns):
-    """M(q) is singular when a joint carries nothing: no mass and no inertia outboard."""
+class _Coupling:
+    """The chain's coordinates (its joints that mimic no other) and q_body = G q + offset.
+
+    A mimic of a mimic is followed to the joint that moves by itself, composing the linear
+    maps. The master must be in the chain: a mimic of a joint elsewhere in the tree would
+    move a branch a serial chain cannot hold. Off-chain joints that mimic a chain joint stay
+    locked at 0 like every off-chain joint; that is said in a note.
+    """
+
+    def __init__(self, tree, bodies):
+        names = [joint.name for joint in bodies]
+        maps = [self._resolve(tree, joint, set(names)) for joint in bodies]
+        self.coordinates = [joint for joint, (master, _, _) in zip(bodies, maps)
+                            if master == joint.name]
+        column = {joint.name: j for j, joint in enumerate(self.coordinates)}
+        self.G = np.zeros((len(bodies), len(self.coordinates)))
+        self.offset = np.zeros(len(bodies))
+        for i, (master, multiplier, offset) in enumerate(maps):
+            self.G[i, column[master]] = multiplier
+            self.offset[i] = offset
+        self.notes = []
+        for joint in tree.joints_below(bodies[0].parent):
+            if joint.name in names or joint.mimic is None:
+                continue
+            master = joint.mimic.joint
+            if master in names:
+                self.notes.append(
+                    f"joint '{joint.name}' mimics chain joint '{master}' but is not on the "
+                    f"chain: it stays locked at 0 and its links' mass is lumped at that pose")
+
+    @staticmethod
+    def _resolve(tree, joint, chain_names):
+        """(master joint name, multiplier, offset) with q_joint = multiplier·q_master + offset."""
+        multiplier, offset, seen, current = 1.0, 0.0, [joint.name], joint
+        while current.mimic is not None:
+            master = current.mimic.joint
+            if master not in tree.joints:
+                raise URDFError(f"joint '{current.name}': <mimic joint=\"{master}\">: no "
+                                "joint of that name in the robot")
+            if master in seen:
+                raise URDFError(f"joint '{current.name}': mimic joints form a cycle: "
+                                f"{' -> '.join(seen + [master])}")
+            m = current.mimic.multiplier if current.mimic.multiplier is not None else 1.0
+            o = current.mimic.offset if current.mimic.offset is not None else 0.0
+            offset, multiplier = offset + multiplier * o, multiplier * m
+            seen.append(master)
+            current = tree.joints[master]
+            if current.type not in MOVABLE:
+                raise URDFError(f"joint '{seen[-2]}': mimics '{master}', a {current.type} "
+                                "joint")
+        if current.name not in chain_names:
+            raise URDFError(
+                f"joint '{joint.name}' ({joint.type}): mimics '{current.name}', which is not "
+                "on the chain; a serial chain cannot move that joint's branch with it. "
+                f"Choose a tip_link below '{current.name}'")
+        return current.name, multiplier, offset
+
+
+def _joint_columns(coordinates, bodies, coupling):
+    """Limits of each coordinate (its own URDF joint's) and the damping and friction every
+    body joint puts on it: viscous d·q̇_b = d·m·q̇ maps back through m (d m²), Coulomb
+    f·sign(m q̇) through |m|."""
+    columns = {key: [] for key in ("lower", "upper", "velocity_limit", "effort_limit")}
+    for joint in coordinates:
+        for key, value in zip(("lower", "upper", "velocity_limit", "effort_limit"),
+                              _limits(joint)):
+            columns[key].append(value)
+    damping, friction = np.zeros(len(coordinates)), np.zeros(len(coordinates))
+    for i, joint in enumerate(bodies):
+        if joint.mimic is not None:
+            _limits(joint)           # a mimic joint's own <limit> must still be well formed
+        d, f = _dynamics(joint)
+        row = coupling.G[i]
+        damping += d * row ** 2
+        friction += f * np.abs(row)
+    columns = {key: np.array(value, dtype=float) for key, value in columns.items()}
+    columns["damping"], columns["friction"] = damping, friction
+    return columns
+
+
+def _check_every_joint_moves_mass(coordinates, coupling, columns):
+    """M(q) is singular when a joint carries nothing: no mass and no inertia on or beyond
+    the first body it moves."""
     mass, inertia = np.array(columns["mass"]), np.array(columns["inertia"])
-    for i, joint in enumerate(chain):
-        if mass[i:].sum() == 0.0 and not np.any(inertia[i:]):
+    for j, joint in enumerate(coordinates):
+        first = int(np.flatnonzero(coupling.G[:, j])[0])
+        if mass[first:].sum() == 0.0 and not np.any(inertia[first:]):
             raise URDFError(f"joint '{joint.name}' ({joint.type}): no mass or inertia beyond "
                             "it, so the mass matrix would be singular")
 
@@ -119,6 +207,7 @@ class _Tree:
 
     def __init__(self, robot):
         self.links = {link.name: link for link in robot.links}
+        self.joints = {joint.name: joint for joint in robot.joints}
         self.parent_joint = {joint.child: joint for joint in robot.joints}
         self.child_joints = {name: [] for name in self.links}
         for joint in robot.joints:
@@ -167,23 +256,29 @@ class _Tree:
             link = joint.parent
         return joints[::-1]
 
-    def lumped_inertia(self, body_link, chain_names):
-        """(mass, com, inertia about com) of body_link and all links rigidly attached to it.
-
-        Walks the subtree of body_link without crossing a chain joint; joints off the chain
-        are taken at q = 0. Result in body_link's frame.
-        """
-        mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
-        stack = [(body_link, np.eye(4))]
+    def rigid_links(self, body_link, chain_names):
+        """[(link name, transform body_link → link)] of body_link and every link rigidly
+        attached to it, body_link first: its subtree without crossing a chain joint; joints
+        off the chain are taken at q = 0."""
+        out, stack = [], [(body_link, np.eye(4))]
         while stack:
             link_name, T_body_link = stack.pop()
-            m, c, I = _link_inertial(self.links[link_name])
-            R, p = T_body_link[:3, :3], T_body_link[:3, 3]
-            mass, com, inertia = combine(mass, com, inertia, m, R @ c + p, R @ I @ R.T)
+            out.append((link_name, T_body_link))
             for joint in self.child_joints[link_name]:
                 if joint.name not in chain_names:
                     stack.append((joint.child, T_body_link @ _origin(joint.origin)))
-        return mass, com, inertia
+        return out
+
+
+def _lump(rigid_links, links):
+    """(mass, com, inertia about com) of rigidly attached links, in the first one's frame;
+    rigid_links as from _Tree.rigid_links, links: name → parsed link."""
+    mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
+    for link_name, T_body_link in rigid_links:
+        m, c, I = _link_inertial(links[link_name])
+        R, p = T_body_link[:3, :3], T_body_link[:3, 3]
+        mass, com, inertia = combine(mass, com, inertia, m, R @ c + p, R @ I @ R.T)
+    return mass, com, inertia
 
 
 def _origin(pose):
@@ -206,19 +301,25 @@ def _link_inertial(link):
     return float(inertial.mass), T[:3, 3].copy(), R @ I_local @ R.T
 
 
-def _inertial_problems(link):
+def _check_inertial(link, strict):
+    """Notes (doubts) about a link whose mass enters the chain's dynamics; URDFError for
+    what cannot be used (or any doubt, when strict)."""
     inertial = link.inertial
     if inertial is None:
         return []
     if inertial.mass is None:
-        return ["<inertial> has no <mass value=...>"]
+        raise URDFError(f"link '{link.name}': <inertial> has no <mass value=...>")
     if inertial.inertia is None:
-        return ["<inertial> has no <inertia>"]
+        raise URDFError(f"link '{link.name}': <inertial> has no <inertia>")
     i = inertial.inertia
     entries = (i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz)
     if any(value is None for value in entries):
-        return ["<inertia> needs all of ixx ixy ixz iyy iyz izz"]
-    return physical_problems(float(inertial.mass), inertia_tensor(*entries))
+        raise URDFError(f"link '{link.name}': <inertia> needs all of ixx ixy ixz iyy iyz izz")
+    errors, doubts = rigid_body_problems(float(inertial.mass), inertia_tensor(*entries))
+    if errors or (strict and doubts):
+        raise URDFError(f"link '{link.name}': " + "; ".join(errors + doubts))
+    return [f"link '{link.name}': {doubt}; loaded as given (strict=True refuses it)"
+            for doubt in doubts]
 
 
 def _unit_axis(joint):

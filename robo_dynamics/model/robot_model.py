@@ -8,6 +8,12 @@ For joint i the constant transform from body i−1 (the base for i = 0) to the j
 at q = 0 is (origin_rotation[i], origin_translation[i]); fixed joints between movable joints
 are already folded into it. The joint moves the body about/along `axis[i]` (unit vector,
 joint frame): revolute R = Rot(axis, q), prismatic p = axis · q.
+
+Mimic joints. The model's coordinates q (n = dof, `joint_names`) are the independent joints
+of the chain. Each body is moved by one joint (`body_joints`, n_b ≥ n of them) whose
+position is q_body = coupling @ q + coupling_offset, the URDF's q_m = multiplier·q_s +
+offset. Without mimic joints the coupling is the identity and bodies and joints coincide.
+The algorithms work on bodies; the solvers give every quantity of the coupled system.
 """
 
 import collections
@@ -39,18 +45,26 @@ def _frozen(array):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RobotModel:
-    """Constants of a serial chain from `base_link` to `tip_link`; n = len(joint_names).
+    """Constants of a serial chain from `base_link` to `tip_link`; n = len(joint_names)
+    coordinates, n_b = len(body_links) bodies (n_b = n without mimic joints).
 
-    Arrays (SI units, read-only):
-      origin_rotation (n, 3, 3), origin_translation (n, 3) [m]: body i−1 → joint i frame.
-      axis (n, 3): joint axis, unit, joint frame.
-      mass (n,) [kg], com (n, 3) [m, body frame], inertia (n, 3, 3) [kg·m², about the COM,
-      body axes]: lumped inertial parameters of each body.
-      tip_rotation (3, 3), tip_translation (3,) [m]: body n−1 → tip_link frame.
-      gravity (3,) [m/s², base frame].
-      lower, upper [rad or m], velocity_limit [rad/s or m/s], effort_limit [N·m or N],
-      damping [N·m·s/rad or N·s/m], friction [N·m or N]: per joint, from the URDF.
+    Per body (SI units, read-only arrays):
+      body_links, body_joints, body_types: the body's link, the joint that moves it, its type.
+      origin_rotation (n_b, 3, 3), origin_translation (n_b, 3) [m]: body i−1 → joint i frame.
+      axis (n_b, 3): joint axis, unit, joint frame. is_prismatic (n_b,) bool.
+      mass (n_b,) [kg], com (n_b, 3) [m, body frame], inertia (n_b, 3, 3) [kg·m², about the
+      COM, body axes]: lumped inertial parameters of each body.
+      coupling (n_b, n), coupling_offset (n_b,): q_body = coupling @ q + coupling_offset.
+    Per coordinate (the independent joints, `joint_names`, `joint_types`):
+      lower, upper [rad or m], velocity_limit [rad/s or m/s], effort_limit [N·m or N]: the
+      joint's own URDF limits; damping [N·m·s/rad or N·s/m], friction [N·m or N]: its own
+      plus those of the joints mimicking it, seen at this coordinate (d + Σ m² d_m,
+      f + Σ |m| f_m for multipliers m).
+    tip_rotation (3, 3), tip_translation (3,) [m]: last body → tip_link frame.
+    gravity (3,) [m/s², base frame].
     payloads: the Payloads added by with_payload, already included in mass/com/inertia.
+    warnings: what the loader accepted but a user should know (e.g. an inertia that breaks
+    the triangle inequality), one sentence each, naming the link or joint.
     """
 
     name: str
@@ -74,23 +88,62 @@ class RobotModel:
     effort_limit: np.ndarray
     damping: np.ndarray
     friction: np.ndarray
+    body_joints: tuple = ()        # default: joint_names (no mimic joints)
+    body_types: tuple = ()         # default: joint_types
+    coupling: np.ndarray = None    # default: identity
+    coupling_offset: np.ndarray = None   # default: zeros
     locked_joints: tuple = ()
     payloads: tuple = ()
+    warnings: tuple = ()
     urdf_xml: str = dataclasses.field(default="", repr=False)
 
     def __post_init__(self):
+        n, n_b = len(self.joint_names), len(self.body_links)
+        defaults = {"body_joints": self.joint_names, "body_types": self.joint_types,
+                    "coupling": np.eye(n_b, n), "coupling_offset": np.zeros(n_b)}
+        for name, default in defaults.items():
+            value = getattr(self, name)
+            if value is None or (isinstance(value, tuple) and not value):
+                object.__setattr__(self, name, default)
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if isinstance(value, np.ndarray):
                 object.__setattr__(self, field.name, _frozen(value))
-        prismatic = np.array([t == PRISMATIC for t in self.joint_types], dtype=bool)
+        prismatic = np.array([t == PRISMATIC for t in self.body_types], dtype=bool)
         prismatic.setflags(write=False)
         object.__setattr__(self, "is_prismatic", prismatic)
+        coupled = n_b != n or not (np.array_equal(self.coupling, np.eye(n_b, n))
+                                   and not np.any(self.coupling_offset))
+        object.__setattr__(self, "is_coupled", coupled)
 
     @property
     def dof(self):
-        """Number of movable joints n in the chain."""
+        """Number of coordinates n: the independent movable joints of the chain."""
         return len(self.joint_names)
+
+    @property
+    def body_count(self):
+        """Number of moving bodies n_b of the chain (n plus the mimic joints in it)."""
+        return len(self.body_links)
+
+    @property
+    def mimic_joints(self):
+        """Joints of the chain that follow another joint (not coordinates)."""
+        return tuple(name for name in self.body_joints if name not in self.joint_names)
+
+    def bodies(self):
+        """This chain with every body's joint as a coordinate (no coupling): the model the
+        algorithms of robo_dynamics.algorithms work on; equal to self without mimic joints.
+        Limits, damping and friction of a mimic joint are its master's."""
+        if not self.is_coupled:
+            return self
+        master = np.argmax(np.abs(self.coupling), axis=1)
+        per_body = {key: np.asarray(getattr(self, key))[master] for key in (
+            "lower", "upper", "velocity_limit", "effort_limit", "damping", "friction")}
+        return dataclasses.replace(
+            self, joint_names=self.body_joints, joint_types=self.body_types,
+            coupling=np.eye(self.body_count), coupling_offset=np.zeros(self.body_count),
+            **per_body)
 
     def joint_index(self, name):
         """Index of joint `name` in model order; KeyError naming the known joints if absent."""
@@ -123,7 +176,7 @@ class RobotModel:
         if link in self.body_links:
             body, R, p = self.body_links.index(link), np.eye(3), np.zeros(3)
         elif link == self.tip_link:
-            body, R, p = self.dof - 1, self.tip_rotation, self.tip_translation
+            body, R, p = self.body_count - 1, self.tip_rotation, self.tip_translation
         else:
             raise URDFError(f"payload link '{link}' is not a moving link of the chain; "
                             f"choose one of {list(self.body_links) + [self.tip_link]}")

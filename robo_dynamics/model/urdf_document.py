@@ -1,9 +1,11 @@
 """Parse URDF XML into urdf_parser_py objects, with errors that name the element.
 
 urdf_parser_py accepts much that is not a usable robot (unknown parent links, cycles, two
-parents for one link) and reports bad numbers as a bare ValueError. This module checks the
-raw XML first, parses, then checks the kinematic tree, so every problem becomes one
-URDFError whose message starts with the element it is about.
+parents for one link), reports bad numbers as a bare ValueError and refuses whole files for
+elements dynamics never reads (a <texture> without a file name, a ROS 1 <transmission>).
+This module checks the raw XML first, hands the parser a copy that keeps only what the
+dynamics read (links with their <inertial>, joints), then checks the kinematic tree, so
+every problem becomes one URDFError whose message starts with the element it is about.
 """
 
 import math
@@ -24,21 +26,25 @@ _NUMERIC_ATTRIBUTES = {
     ("dynamics", "damping"): 1, ("dynamics", "friction"): 1,
     ("mimic", "multiplier"): 1, ("mimic", "offset"): 1,
 }
-# Elements that describe appearance or other tools; never read, never validated.
-_SKIPPED = {"visual", "collision", "gazebo", "transmission", "material", "sensor"}
+# What the dynamics read. Everything else (<visual>, <collision>, <material>, <texture>,
+# <transmission>, <gazebo>, <ros2_control>, <sensor>, unknown elements) is dropped before
+# the document reaches the parser: never read, never validated, never a reason to refuse.
+_LINK_KEEPS = {"inertial"}
+_JOINT_KEEPS = {"origin", "parent", "child", "axis", "limit", "dynamics", "mimic"}
 
 
 def parse_urdf(xml_text, where="robot_description"):
-    """Return the urdf_parser_py `URDF` object for `xml_text`, or raise URDFError."""
+    """Return (the urdf_parser_py `URDF` object, the XML text it was parsed from: links with
+    their <inertial> and joints only) for `xml_text`, or raise URDFError."""
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError as exc:
         raise URDFError(f"{where}: not well-formed XML: {exc}") from None
     if root.tag != "robot":
         raise URDFError(f"{where}: the root element is <{root.tag}>, expected <robot>")
-    for child in root:
-        if child.tag in ("link", "joint"):
-            _check_numbers(child, f"{child.tag} '{child.get('name', '?')}'")
+    dynamics_only = _dynamics_elements(root)
+    for child in dynamics_only:
+        _check_numbers(child, f"{child.tag} '{child.get('name', '?')}'")
 
     from urdf_parser_py import urdf
     from urdf_parser_py.xml_reflection import core
@@ -47,7 +53,8 @@ def parse_urdf(xml_text, where="robot_description"):
     previous = core.on_error
     core.on_error = warnings.append  # urdf_parser_py would print unknown tags to stderr
     try:
-        robot = urdf.URDF.from_xml_string(xml_text)
+        dynamics_xml = ET.tostring(dynamics_only, encoding="unicode")
+        robot = urdf.URDF.from_xml_string(dynamics_xml)
     except core.ParseError as exc:
         message = " ".join(str(exc).split())
         raise URDFError(f"{where}: {message}") from None
@@ -56,14 +63,25 @@ def parse_urdf(xml_text, where="robot_description"):
     finally:
         core.on_error = previous
     check_tree(robot, where)
+    return robot, dynamics_xml
+
+
+def _dynamics_elements(root):
+    """A copy of <robot> with its <link> and <joint> children, keeping in each only the
+    elements the dynamics read."""
+    robot = ET.Element("robot", root.attrib)
+    for child in root:
+        keep = {"link": _LINK_KEEPS, "joint": _JOINT_KEEPS}.get(child.tag)
+        if keep is None:
+            continue
+        element = ET.SubElement(robot, child.tag, child.attrib)
+        element.extend(sub for sub in child if sub.tag in keep)
     return robot
 
 
 def _check_numbers(element, owner):
     """Raise URDFError on a numeric attribute that is not the right count of finite floats."""
     for sub in element.iter():
-        if sub.tag in _SKIPPED:
-            continue
         for attribute, text in sub.attrib.items():
             count = _NUMERIC_ATTRIBUTES.get((sub.tag, attribute))
             if count is None:

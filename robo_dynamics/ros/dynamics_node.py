@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -48,7 +49,7 @@ from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInerti
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
 
-from .. import load_robot, make_solver
+from .. import ModelWarning, load_robot, make_solver
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
 from ..backends.cross_check import cross_check
@@ -200,8 +201,11 @@ class DynamicsNode(Node):
     def _configure(self, description):
         """Load the chain and build everything that depends on it. Raises on a bad model."""
         p = self._values()
-        base = load_robot(description, base_link=p["base_link"] or None,
-                          tip_link=p["tip_link"] or None, gravity=p["gravity"])
+        with warnings.catch_warnings():      # the library warns; the node logs them once
+            warnings.simplefilter("ignore", ModelWarning)
+            base = load_robot(description, base_link=p["base_link"] or None,
+                              tip_link=p["tip_link"] or None, gravity=p["gravity"],
+                              strict=p["strict_model"])
         reason = parameters.validate(p, base.dof)
         if reason:
             raise ValueError(f"invalid parameter: {reason}")
@@ -236,6 +240,11 @@ class DynamicsNode(Node):
             f"{base.name}: chain {base.base_link} -> {base.tip_link}, {base.dof} joints "
             f"{list(base.joint_names)}; backend '{p['backend']}', commands for "
             f"{self.command_names}")
+        if base.mimic_joints:
+            self.get_logger().info(f"mimic joints {list(base.mimic_joints)} follow their "
+                                   "master joints; their joint states are ignored")
+        for note in base.warnings:
+            self.get_logger().warning(f"robot description: {note}")
 
     def _build_solvers(self, payloads):
         """(model, solver, checker) for the URDF chain with `payloads`, warmed up. Takes
@@ -520,7 +529,10 @@ class DynamicsNode(Node):
                 "cross_check_max_relative_difference": f"{worst:.3g}",
                 "joint_state_thread": (self.joint_states.scheduling if self.joint_states
                                        else "not started"),
+                "model_warnings": str(len(self.model.warnings)),
             }
+            for i, note in enumerate(self.model.warnings, start=1):
+                values[f"model_warning_{i}"] = note
             if self.callback_seconds:
                 times = np.sort(np.array(self.callback_seconds)) * 1e6
                 rank = lambda p: times[min(len(times) - 1, int(p * len(times)))]  # noqa: E731
@@ -550,6 +562,9 @@ class DynamicsNode(Node):
             else:
                 status.level = DiagnosticStatus.OK
                 status.message = f"publishing ({controller.mode})"
+                if self.model.warnings:
+                    status.message += (f"; {len(self.model.warnings)} warning(s) about the "
+                                       "robot description (model_warning_*)")
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         self.pub_diagnostics.publish(DiagnosticArray(
             header=Header(stamp=self.get_clock().now().to_msg()), status=[status]))

@@ -70,11 +70,12 @@ def centre_of_mass_markers(header, model, metres_per_kg=0.01):
 def torque_markers(header, model, tau):
     """The gravity torque of each joint as text at the joint (its child link's origin)."""
     markers = []
-    for i, link in enumerate(model.body_links):
+    for i, name in enumerate(model.joint_names):
+        link = model.body_links[model.body_joints.index(name)]
         marker = _marker(header, NAMESPACE_TORQUE, i, Marker.TEXT_VIEW_FACING,
                          (1.0, 1.0, 1.0, 1.0), link)
-        unit = "N" if model.is_prismatic[i] else "N·m"
-        marker.text = f"{model.joint_names[i]}: {tau[i]:+.2f} {unit}"
+        unit = "N" if model.joint_types[i] == "prismatic" else "N·m"
+        marker.text = f"{name}: {tau[i]:+.2f} {unit}"
         marker.scale.z = 0.04
         markers.append(marker)
     return markers

@@ -27,6 +27,10 @@ PARAMETERS = {
     "tip_link": ("", ParameterType.PARAMETER_STRING,
                  "Last link of the chain; J and Λ refer to its origin. Empty: the only leaf.",
                  READ_ONLY),
+    "strict_model": (False, ParameterType.PARAMETER_BOOL,
+                     "Refuse a robot description whose chain has a doubtful inertia (triangle "
+                     "inequality broken, massless link with inertia) instead of loading it "
+                     "with a warning (logged once and listed on /diagnostics).", READ_ONLY),
     "gravity": ([0.0, 0.0, -9.81], ParameterType.PARAMETER_DOUBLE_ARRAY,
                 "Gravity vector in the base_link frame [m/s^2] (wall, ceiling or tilted "
                 "mounts).", READ_ONLY),

@@ -10,6 +10,7 @@ be added to make model errors visible.
 """
 
 import sys
+import warnings
 
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
@@ -19,7 +20,7 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from .. import load_robot, make_solver
+from .. import ModelWarning, load_robot, make_solver
 from ..simulation.integrators import INTEGRATORS
 from ..simulation.simulated_arm import SimulatedArm
 from ..spatial.inertia import inertia_tensor
@@ -67,8 +68,10 @@ class SimArmNode(Node):
         description = p["robot_description"] or p["robot_description_file"]
         if not description:
             raise ValueError("set robot_description or robot_description_file")
-        model = load_robot(description, base_link=p["base_link"] or None,
-                           tip_link=p["tip_link"] or None, gravity=list(p["gravity"]))
+        with warnings.catch_warnings():      # the plant takes the file as it is; the
+            warnings.simplefilter("ignore", ModelWarning)     # dynamics node reports them
+            model = load_robot(description, base_link=p["base_link"] or None,
+                               tip_link=p["tip_link"] or None, gravity=list(p["gravity"]))
         if p["payload_link"] and p["payload_mass"] > 0.0:
             model = model.with_payload(p["payload_link"], p["payload_mass"], p["payload_com"],
                                        inertia_tensor(*p["payload_inertia"]))

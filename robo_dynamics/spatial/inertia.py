@@ -30,36 +30,58 @@ def combine(m_a, c_a, I_a, m_b, c_b, I_b):
     return m, c, I
 
 
-def physical_problems(mass, I, tolerance=1e-9):
-    """Reasons why (mass, inertia about the COM) cannot be a rigid body; empty if it can.
+# Principal moments within this fraction of the largest one count as zero. URDF inertias are
+# printed from CAD with 4–7 significant digits: rounding each entry to 4 digits moves the
+# eigenvalues by up to 3 × 5e-5 of the largest, far above the eigen-solver's own error
+# (≈ 1e-16). A moment more negative than that is not rounding: the inertia is wrong.
+MOMENT_TOLERANCE = 1.5e-4
+# Below mass × (1 µm)², a radius of gyration under any CAD precision, a moment is zero too
+# (files write the inertia of a point mass as 1e-20 noise).
+GYRATION_FLOOR = 1e-6   # m
 
-    Checks: mass ≥ 0, I symmetric, I positive semi-definite, and the triangle inequality on
-    the principal moments (I1 + I2 ≥ I3 for every ordering). `tolerance` is relative to
-    the largest principal moment.
+
+def rigid_body_problems(mass, I, tolerance=MOMENT_TOLERANCE):
+    """(errors, doubts) about (mass [kg], inertia about the COM [kg·m²]) as a rigid body.
+
+    errors: what makes the body unusable: mass < 0 or not finite, I not finite, not
+    symmetric or not positive semi-definite (a principal moment below −max(tolerance × the
+    largest, mass × GYRATION_FLOOR²)). Such a body can make M(q) indefinite.
+    doubts: positive semi-definite but not the inertia of any mass distribution: the
+    principal moments break the triangle inequality I1 + I2 ≥ I3 by more than that
+    (typically CAD rounding of a thin part), or a massless body has inertia. M(q) stays
+    positive semi-definite.
     """
-    problems = []
+    errors, doubts = [], []
     if not np.isfinite(mass) or mass < 0.0:
-        problems.append(f"mass must be finite and >= 0, got {mass}")
+        errors.append(f"mass must be finite and >= 0, got {mass}")
     if not np.all(np.isfinite(I)):
-        problems.append("inertia has non-finite entries")
-        return problems
-    if not np.allclose(I, I.T, rtol=0.0, atol=tolerance * max(1.0, np.abs(I).max())):
-        problems.append("inertia is not symmetric")
+        errors.append("inertia has non-finite entries")
+        return errors, doubts
+    if not np.allclose(I, I.T, rtol=0.0, atol=1e-9 * max(1.0, np.abs(I).max())):
+        errors.append("inertia is not symmetric")
     moments = np.linalg.eigvalsh(0.5 * I + 0.5 * I.T)     # halves first: no overflow near 1e308
     if not np.all(np.isfinite(moments)):
-        problems.append("inertia entries are too large: the principal moments overflow")
-        return problems
-    scale = tolerance * max(abs(moments).max(), 1e-300)
-    if moments[0] < -scale:
-        problems.append(
-            f"inertia is not positive semi-definite (principal moments {moments.tolist()})")
-    elif moments[0] + moments[1] < moments[2] - scale:
-        problems.append(
-            "principal moments violate the triangle inequality I1 + I2 >= I3 "
-            f"({moments.tolist()})")
-    if mass == 0.0 and moments[2] > scale and moments[2] > 0.0:
-        problems.append("mass is 0 but the inertia is not")
-    return problems
+        errors.append("inertia entries are too large: the principal moments overflow")
+        return errors, doubts
+    zero = max(tolerance * abs(moments).max(), mass * GYRATION_FLOOR ** 2, 1e-300)
+    shown = [float(f"{m:.3g}") for m in moments]
+    if moments[0] < -zero:
+        errors.append(f"inertia is not positive semi-definite (principal moments {shown} "
+                      "kg·m²)")
+    elif moments[0] + moments[1] < moments[2] - zero:
+        doubts.append("principal moments violate the triangle inequality I1 + I2 >= I3 "
+                      f"({shown} kg·m²)")
+    if mass == 0.0 and moments[2] > zero and moments[2] > 0.0:
+        doubts.append(f"mass is 0 but the inertia is not (principal moments {shown} kg·m²)")
+    return errors, doubts
+
+
+def physical_problems(mass, I, tolerance=MOMENT_TOLERANCE):
+    """Every reason (errors and doubts of rigid_body_problems) why (mass, I) cannot be a
+    rigid body; empty if it can. For inertias a caller sends (payloads): nothing doubtful
+    is accepted."""
+    errors, doubts = rigid_body_problems(mass, I, tolerance)
+    return errors + doubts
 
 
 def spatial_inertia_about_origin(m, c, I_c):
