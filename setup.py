@@ -17,7 +17,7 @@ def share(folder, pattern="*"):
 setup(
     name=PACKAGE,
     version="0.1.0",
-    packages=find_packages(exclude=["test", "test.*"]),
+    packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),   # not test/ nor benchmarks/
     data_files=[
         ("share/ament_index/resource_index/packages", [os.path.join("resource", PACKAGE)]),
         (os.path.join("share", PACKAGE), ["package.xml"]),

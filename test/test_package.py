@@ -2,6 +2,7 @@
 
 import ast
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -14,13 +15,81 @@ from conftest import REPO
 PACKAGE_DIR = REPO / "robo_dynamics"
 
 
-def test_package_xml_is_format_3_ament_python():
-    root = ET.parse(REPO / "package.xml").getroot()
+INTERFACES = REPO / "interfaces" / "robo_dynamics_interfaces"
+
+# Python module → rosdep key (ROS packages are their own key). A module missing here fails
+# the manifest test below: add its key to this table and to package.xml.
+ROSDEP_KEYS = {"numpy": "python3-numpy", "urdf_parser_py": "urdfdom_py", "xacro": "xacro",
+               "pinocchio": "pinocchio", "matplotlib": "python3-matplotlib",
+               "pytest": "python3-pytest", "hypothesis": "python3-hypothesis",
+               "yaml": "python3-yaml"}
+ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_msgs",
+                "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
+                "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
+                "robo_dynamics_interfaces"}
+TEST_HELPERS = {"conftest", "pinocchio_mimic", "ros_peer", "robo_dynamics"}
+
+
+def manifest(path):
+    """{tag: {keys}} of a package.xml (depend counts as build, exec and test)."""
+    root = ET.parse(path).getroot()
+    out = {}
+    for element in root:
+        if element.tag.endswith("depend"):
+            tags = (("build_depend", "exec_depend", "test_depend") if element.tag == "depend"
+                    else (element.tag,))
+            for tag in tags:
+                out.setdefault(tag, set()).add(element.text.strip())
+    return root, out
+
+
+def third_party_imports(paths):
+    """{top-level module: first file importing it}, standard library and our own left out."""
+    found = {}
+    for path in paths:
+        for module in imported_modules(path):
+            if module not in sys.stdlib_module_names and module not in TEST_HELPERS:
+                found.setdefault(module, path.relative_to(REPO))
+    return found
+
+
+def rosdep_key(module, where):
+    if module in ROS_PACKAGES:
+        return module
+    assert module in ROSDEP_KEYS, (f"{where} imports {module!r}: give it a rosdep key in "
+                                   "ROSDEP_KEYS and package.xml")
+    return ROSDEP_KEYS[module]
+
+
+def test_package_xml_declares_every_dependency():
+    root, depends = manifest(REPO / "package.xml")
     assert root.get("format") == "3"
     assert root.findtext("name") == "robo_dynamics"
     assert root.find("export/build_type").text == "ament_python"
-    depends = {e.text for e in root if e.tag.endswith("depend")}
-    assert {"python3-numpy", "urdfdom_py", "pinocchio", "python3-pytest"} <= depends
+    run = third_party_imports([*PACKAGE_DIR.rglob("*.py"), *(REPO / "launch").glob("*.py")])
+    for module, where in run.items():
+        assert rosdep_key(module, where) in depends["exec_depend"], (module, where)
+    launch_text = "\n".join(p.read_text() for p in (REPO / "launch").glob("*.py"))
+    started = set(re.findall(r'package="([^"]+)"', launch_text)) - {"robo_dynamics"}
+    assert started == {"robot_state_publisher", "rviz2"}
+    assert started <= depends["exec_depend"]
+    for module, where in third_party_imports((REPO / "test").glob("*.py")).items():
+        key = rosdep_key(module, where)
+        assert key in depends["test_depend"] | depends["exec_depend"], (module, where)
+    assert "example-robot-data" in depends["test_depend"]     # URDFs, not an import
+
+
+def test_interfaces_package_xml_declares_what_the_messages_use():
+    root, depends = manifest(INTERFACES / "package.xml")
+    assert root.findtext("name") == "robo_dynamics_interfaces"
+    used = set()
+    for path in [*INTERFACES.glob("msg/*.msg"), *INTERFACES.glob("srv/*.srv")]:
+        used |= set(re.findall(r"^\s*([a-z_]+)/[A-Z]\w*", path.read_text(), re.MULTILINE))
+    assert used and used <= depends["build_depend"] & depends["exec_depend"]
+    cmake = (INTERFACES / "CMakeLists.txt").read_text()
+    listed = set(re.search(r"DEPENDENCIES ([\w ]+)", cmake).group(1).split())
+    assert used <= listed
+    assert root.findtext("member_of_group") == "rosidl_interface_packages"
 
 
 def test_wheel_installs_the_data_files(tmp_path):
