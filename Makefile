@@ -1,6 +1,7 @@
 # Quick start: `make demo` runs the main job on the default arm, `make test` runs the tests.
 # Both create (or reuse) the virtual environment .venv: pinned requirements.txt from PyPI,
-# then robo_dynamics_interfaces built from its .msg/.srv files into the venv.
+# then robo_dynamics_interfaces built from its .msg/.srv files into the venv, then this
+# package installed into it (editable: dynamics_node, sim_arm, dynamics_demo on its PATH).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -10,7 +11,7 @@ INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
                          interfaces/robo_dynamics_interfaces/CMakeLists.txt \
                          interfaces/robo_dynamics_interfaces/package.xml)
 
-.PHONY: demo test venv clean bench soak corpus
+.PHONY: demo test venv clean bench soak corpus workspace
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
@@ -20,10 +21,11 @@ test: $(STAMP)
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt $(INTERFACES) interfaces/install_into_venv.sh
+$(STAMP): requirements.txt $(INTERFACES) interfaces/install_into_venv.sh setup.py package.xml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	bash interfaces/install_into_venv.sh $(VENV) build/robo_dynamics_interfaces
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 clean:
@@ -38,3 +40,7 @@ soak: $(STAMP)
 # every URDF of example-robot-data, every candidate tip: the README's table (also in make test)
 corpus: $(STAMP)
 	PYTHONPATH=.:test $(PY) test/test_example_robot_data.py
+
+# colcon workspace in build/ws against the venv's wheel-based ROS 2 (README: ROS 2 workspace)
+workspace: $(STAMP)
+	bash scripts/build_workspace.sh $(VENV) build/ws

@@ -47,7 +47,8 @@ def spin(node):
 
 def run(node_class, args=None):
     """main() of a node: build it (a configuration error is one line on stderr and exit
-    status 1, no traceback), spin it, return the exit status."""
+    status 1, no traceback; Ctrl-C while it starts, a quiet exit), spin it, return the exit
+    status."""
     rclpy.init(args=args)
     try:
         node = node_class()
@@ -55,5 +56,8 @@ def run(node_class, args=None):
         print(f"{node_class.__name__}: cannot start: {exc}", file=sys.stderr)
         rclpy.try_shutdown()
         return 1
+    except KeyboardInterrupt:
+        rclpy.try_shutdown()
+        return 0
     spin(node)
     return 0
