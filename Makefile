@@ -25,7 +25,8 @@ $(STAMP): requirements.txt $(INTERFACES) interfaces/install_into_venv.sh setup.p
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	bash interfaces/install_into_venv.sh $(VENV) build/robo_dynamics_interfaces
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+	  --use-pep517 -e .    # PEP 660: console scripts in .venv/bin (setup.cfg is for colcon)
 	touch $(STAMP)
 
 clean:

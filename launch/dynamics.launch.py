@@ -3,15 +3,19 @@
 
 Starts robot_state_publisher and dynamics_node on the same robot description (a .urdf or
 .xacro file, expanded by xacro), and rviz2 with config/dynamics.rviz when use_rviz is true.
+Checks first that the packages it would start are installed; if one is not, it starts
+nothing and says what to install.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+from robo_dynamics.ros.launch_check import missing_packages
 
 
 def generate_launch_description():
@@ -50,4 +54,16 @@ def generate_launch_description():
         condition=IfCondition(LaunchConfiguration("use_rviz")),
         output="screen",
     )
-    return LaunchDescription(arguments + [robot_state_publisher, dynamics_node, rviz])
+    nodes = [robot_state_publisher, dynamics_node, rviz]
+
+    def start(context):
+        """The nodes, once every package they come from is known to be installed."""
+        needed = ["robot_state_publisher"]
+        if IfCondition(LaunchConfiguration("use_rviz")).evaluate(context):
+            needed.append("rviz2")
+        problem = missing_packages(needed, why={"rviz2": "use_rviz:=true"})
+        if problem:
+            raise RuntimeError(problem)
+        return nodes
+
+    return LaunchDescription(arguments + [OpaqueFunction(function=start)])

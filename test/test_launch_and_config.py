@@ -104,3 +104,25 @@ def test_launch_description_loads():  # pragma: no cover - needs a full ROS 2 in
     spec.loader.exec_module(module)
     description = module.generate_launch_description()
     assert len(description.entities) == 7
+
+
+def test_launch_checks_that_what_it_starts_is_installed(tmp_path, monkeypatch):
+    """Here (wheels) neither rviz2 nor robot_state_publisher is in the ament index: the
+    launch file's check names both and how to install them; with them registered in an
+    ament index of their own (a workspace), nothing is missing."""
+    from robo_dynamics.ros.launch_check import missing_packages
+    message = missing_packages(["robot_state_publisher", "rviz2"],
+                               why={"rviz2": "use_rviz:=true"})
+    assert message.startswith("nothing was started")
+    assert "rviz2 is not installed (use_rviz:=true): sudo apt install ros-$ROS_DISTRO-rviz2" \
+        in message
+    assert "sudo apt install ros-$ROS_DISTRO-robot-state-publisher" in message
+    index = tmp_path / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True)
+    for package in ("robot_state_publisher", "rviz2"):
+        (index / package).write_text("")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
+    assert missing_packages(["robot_state_publisher", "rviz2"]) is None
+    source = LAUNCH.read_text()     # the launch file starts its nodes only through the check
+    assert "OpaqueFunction(function=start)" in source and "missing_packages(" in source
+    assert "LaunchDescription(arguments + [OpaqueFunction(function=start)])" in source

@@ -165,3 +165,17 @@ def test_no_module_reaches_into_another_objects_private_members():
                 owner = node.value
                 assert isinstance(owner, ast.Name) and owner.id in ("self", "cls"), (
                     f"{path.relative_to(PACKAGE_DIR)}:{node.lineno}: {ast.unparse(node)}")
+
+
+def test_make_venv_installs_the_commands_and_the_package():
+    """`make venv` installs robo_dynamics into the venv: its commands are on the venv's PATH
+    and it imports from any directory (here: /)."""
+    bin_dir = pathlib.Path(sys.prefix) / "bin"
+    for command in ("dynamics_node", "sim_arm", "dynamics_demo", "dynamics_compare"):
+        assert (bin_dir / command).is_file(), command
+    out = subprocess.run([sys.executable, "-c", "import robo_dynamics as r; print(r.__file__)"],
+                         cwd="/", capture_output=True, text=True, check=True).stdout.strip()
+    assert pathlib.Path(out) == PACKAGE_DIR / "__init__.py"   # editable: the checkout itself
+    missing = subprocess.run([sys.executable, "-c", "import benchmarks"], cwd="/",
+                             capture_output=True, text=True)
+    assert missing.returncode != 0 and "No module named 'benchmarks'" in missing.stderr
