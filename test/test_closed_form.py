@@ -1,5 +1,6 @@
-"""The 2-link planar arm of the reference texts, in closed form (reference 000, Craig's
-M, V, G; reference 004 §9.1.1), against both backends — to rounding error."""
+"""The 2-link planar arm of the reference texts, in closed form (Craig, Introduction to
+Robotics, §6.7: M, V, G; Lynch & Park, Modern Robotics, §8.1.1), against both backends —
+to rounding error."""
 
 import numpy as np
 import pytest
@@ -70,7 +71,7 @@ def test_jacobian_and_tip_position(solver):
 
 
 def test_cartesian_inertia_from_closed_form(solver):
-    """Λ = (J M⁻¹ Jᵀ)⁺ (reference 004 §9.6) with the closed-form M and the planar Jacobian
+    """Λ = (J M⁻¹ Jᵀ)⁺ (Lynch & Park §8.6) with the closed-form M and the planar Jacobian
     written into 6-D rows [x y z rx ry rz]: a 2-DoF arm's Λ lives on its 2-D motion subspace."""
     for q, _, _ in states():
         if abs(np.sin(q[1])) < 0.2:

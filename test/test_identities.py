@@ -1,9 +1,9 @@
 """Identities the equations of motion must satisfy, on the in-house backend alone.
 
-M symmetric positive definite; Ṁ − 2C skew-symmetric (reference 001, passivity); C from
-the Christoffel symbols of M (references 001, 003); forward dynamics inverts inverse
-dynamics; columns of M from RNEA equal CRBA; τ·q̇ = dE/dt without gravity (reference 004
-§9.1); Cartesian quantities equal their n = 6 closed forms (reference 004 §9.6).
+M symmetric positive definite; Ṁ − 2C skew-symmetric (Lynch & Park, Modern Robotics,
+Proposition 8.1); C from the Christoffel symbols of M (ibid. §8.1.2); forward dynamics
+inverts inverse dynamics; columns of M from RNEA equal CRBA; τ·q̇ = dE/dt without gravity
+(ibid. §8.1); Cartesian quantities equal their n = 6 closed forms (ibid. §8.6).
 """
 
 import numpy as np
@@ -97,7 +97,7 @@ def test_power_balance_without_gravity(solver):
 
 
 def test_gravity_is_the_gradient_of_potential_energy(solver):
-    """g(q) = ∂V/∂q with V = −Σ m_i gᵀ c_i (reference 003, G = −Σ J_viᵀ m_i g)."""
+    """g(q) = ∂V/∂q with V = −Σ m_i gᵀ c_i (Lagrangian form, G = −Σ J_viᵀ m_i g)."""
     from robo_dynamics.algorithms.kinematics import forward_kinematics
     model = solver.model
     n = model.dof
@@ -133,7 +133,8 @@ def test_jacobian_dot_qd_by_differentiating_tip_velocity(solver):
 
 @pytest.mark.parametrize("name", ["rd_ur5e", "ur5", "kinova"])
 def test_cartesian_terms_equal_the_n6_closed_forms(name):
-    """For n = 6: Λ = J⁻ᵀ M J⁻¹, η = J⁻ᵀ b − Λ J̇ q̇, p = J⁻ᵀ g (reference 004 §9.6, 000 G_x)."""
+    """For n = 6: Λ = J⁻ᵀ M J⁻¹, η = J⁻ᵀ b − Λ J̇ q̇, p = J⁻ᵀ g (Lynch & Park §8.6; Craig
+    §6.10, G_x)."""
     solver = rd.make_solver(load_arm(name))
     for q, qd, _ in zip(*random_states(solver.model, 20, seed=31)):
         result = solver.operational_space(q, qd)

@@ -1,9 +1,9 @@
 """The Coriolis/centrifugal matrix C(q, q̇) whose Ṁ − 2C is skew-symmetric.
 
-Reference 001 and 003 define it by the Christoffel symbols of M,
+Lynch & Park, Modern Robotics, §8.1.2 define it by the Christoffel symbols of M,
     C_ij = Σ_k c_ijk q̇_k,   c_ijk = ½ (∂M_ij/∂q_k + ∂M_ik/∂q_j − ∂M_jk/∂q_i),
 which makes Ṁ − 2C skew-symmetric (passivity). The same matrix is computed here without
-differentiating M: with M = Σ_k J_kᵀ G_k J_k (reference 004 §9.4; J_k the space Jacobian
+differentiating M: with M = Σ_k J_kᵀ G_k J_k (ibid. §8.4; J_k the space Jacobian
 of body k, columns S_j for j ≤ k),
 
     C = Σ_k J_kᵀ (G_k J̇_k + B_k J_k),

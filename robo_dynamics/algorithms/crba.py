@@ -1,9 +1,10 @@
 """Composite rigid-body algorithm: the joint-space mass matrix M(q).
 
-Reference 003 writes M = Σ_i (m_i J_viᵀ J_vi + J_ωiᵀ I_i J_ωi); reference 004 §9.4 the same
-with spatial Jacobians, M = Σ_i J_iᵀ G_i J_i. Grouping the bodies that each joint pair
-moves gives the composite form: with G_i the spatial inertia of body i about the base
-origin and G^c_j = Σ_{k≥j} G_k the inertia of everything outboard of joint j,
+The Lagrangian form writes M = Σ_i (m_i J_viᵀ J_vi + J_ωiᵀ I_i J_ωi) (Lynch & Park,
+Modern Robotics, §8.1.3); §8.4 the same with spatial Jacobians, M = Σ_i J_iᵀ G_i J_i.
+Grouping the bodies that each joint pair moves gives the composite form: with G_i the
+spatial inertia of body i about the base origin and G^c_j = Σ_{k≥j} G_k the inertia of
+everything outboard of joint j,
 
     M_ij = S_iᵀ G^c_j S_j   for i ≤ j,   M_ji = M_ij.
 """

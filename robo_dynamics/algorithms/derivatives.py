@@ -1,5 +1,5 @@
 """Analytical derivatives of inverse dynamics, ∂τ/∂q and ∂τ/∂q̇ (the system Jacobian of the
-equations of motion, reference 002), and of forward dynamics.
+equations of motion of Lee, Sohn, Kim & Yoo, KSME 2001), and of forward dynamics.
 
 Derived here by differentiating the base-frame Newton–Euler recursion of rnea.py. Turning
 joint j by dq moves every body k ≥ j rigidly with the twist S_j dq. A quantity carried by

@@ -1,4 +1,5 @@
-"""Kinetic and potential energy of the chain (reference 003 and 004 §9.1: the Lagrangian)."""
+"""Kinetic and potential energy of the chain (Lynch & Park, Modern Robotics, §8.1; Craig,
+Introduction to Robotics, §6.9: the Lagrangian)."""
 
 import numpy as np
 

@@ -1,4 +1,5 @@
-"""Forward dynamics q̈ = M(q)⁻¹ (τ − b(q, q̇)) (reference 004 §9.5), by a linear solve.
+"""Forward dynamics q̈ = M(q)⁻¹ (τ − b(q, q̇)) (Lynch & Park, Modern Robotics, §8.5), by a
+linear solve.
 
 M is never inverted explicitly: the system M q̈ = τ − b is solved by LU factorisation.
 """

@@ -5,7 +5,7 @@ argument, named as in Pinocchio:
   "local_world_aligned" (default): linear velocity of the tip_link origin and angular
       velocity, both in base-frame axes — the usual geometric Jacobian.
   "local": the same two vectors in tip_link axes.
-  "world": the spatial velocity about the base origin (reference 004's space Jacobian J_s,
+  "world": the spatial velocity about the base origin (Lynch & Park's space Jacobian J_s,
       with its two halves swapped).
 """
 

@@ -2,9 +2,9 @@
 
 Frames: everything returned is expressed in the base frame. A spatial vector (twist or
 wrench) is a pair of 3-vectors (angular, linear) about the base origin, the space-frame form
-of reference 004 §9.2.2. The screw axis of joint i is
+of Lynch & Park, Modern Robotics, §8.2.2. The screw axis of joint i is
     S_i = (z_i, p_i × z_i)  revolute,    S_i = (0, z_i)  prismatic,
-with z_i the joint axis and p_i a point on it (reference 004 §9.3, space-frame screw axes).
+with z_i the joint axis and p_i a point on it (ibid. §8.3, space-frame screw axes).
 """
 
 import collections
@@ -58,7 +58,7 @@ def forward_kinematics(model, q):
 
 
 def body_twists(kin, qd):
-    """Spatial velocity (ω_i, v_i) of every body: V_i = Σ_{j≤i} S_j q̇_j (reference 004 eq. 9.46)."""
+    """Spatial velocity (ω_i, v_i) of every body: V_i = Σ_{j≤i} S_j q̇_j (Lynch & Park §8.4)."""
     w = np.cumsum(kin.S_ang * qd[..., None], axis=-2)
     v = np.cumsum(kin.S_lin * qd[..., None], axis=-2)
     return w, v

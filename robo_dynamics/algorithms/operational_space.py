@@ -1,6 +1,6 @@
-"""Cartesian (operational-space) dynamics at the tip: F = Λ(q) ẍ + η(q, q̇), reference 004
-§9.6 (Λ = J⁻ᵀ M J⁻¹, η = J⁻ᵀ b − Λ J̇ q̇) and reference 000 § 직교좌표 공간에서의 머니퓰레이터 동역학
-(M_x, V_x, G_x).
+"""Cartesian (operational-space) dynamics at the tip: F = Λ(q) ẍ + η(q, q̇), Lynch & Park,
+Modern Robotics, §8.6 (Λ = J⁻ᵀ M J⁻¹, η = J⁻ᵀ b − Λ J̇ q̇) and Craig, Introduction to
+Robotics, §6.10 (M_x, V_x, G_x).
 
 J⁻¹ exists only for n = 6 away from singularities, so this module uses the form that holds
 for any n: Λ = (J M⁻¹ Jᵀ)⁻¹ and the dynamically consistent inverse J̄ᵀ = Λ J M⁻¹, giving

@@ -1,13 +1,13 @@
 """Recursive Newton–Euler inverse dynamics: τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Jᵀ(−F_tip).
 
-Reference 000 (§ 반복 뉴턴-오일러의 동역학 공식) and 001 give the recursion in link frames
-(outward: ω, ω̇, v̇; inward: f, n; τ = nᵀẐ revolute, fᵀẐ prismatic); reference 004 §9.3 gives
-the same in twists and wrenches. Here every quantity is in the base frame about its origin,
-so the frame changes vanish and each pass is a running sum:
+Craig, Introduction to Robotics, §6.5 gives the recursion in link frames
+(outward: ω, ω̇, v̇; inward: f, n; τ = nᵀẐ revolute, fᵀẐ prismatic); Lynch & Park, Modern
+Robotics, §8.3 gives the same in twists and wrenches. Here every quantity is in the base
+frame about its origin, so the frame changes vanish and each pass is a running sum:
 
     outward  V_i = Σ_{j≤i} S_j q̇_j,   V̇_i = V̇_0 + Σ_{j≤i} (S_j q̈_j + [ad_{V_j}] S_j q̇_j)
-             with V̇_0 = (0, −g): gravity as a base acceleration (reference 000, 001)
-    body     F_i = G_i V̇_i − [ad_{V_i}]ᵀ G_i V_i            (Newton–Euler, eq. 9.27)
+             with V̇_0 = (0, −g): gravity as a base acceleration (Craig §6.5)
+    body     F_i = G_i V̇_i − [ad_{V_i}]ᵀ G_i V_i            (Newton–Euler, §8.2.2)
     inward   W_i = Σ_{k≥i} F_k  (+ F_tip on the last body)
     joint    τ_i = S_iᵀ W_i
 

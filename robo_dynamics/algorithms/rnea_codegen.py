@@ -1,5 +1,5 @@
 """Inverse dynamics compiled for one arm: the iterative Newton–Euler recursion of reference
-000 (§ 반복 뉴턴-오일러의 동역학 공식; reference 001) in link frames, written out as straight
+Craig, Introduction to Robotics, §6.5) in link frames, written out as straight
 scalar Python with the arm's constants folded in.
 
     outward   ω_i = ᶦR ω_{i−1} + q̇_i Ẑ_i

@@ -36,7 +36,8 @@ class DynamicsSolver(abc.ABC):
 
     # -- public API -----------------------------------------------------------------------
     def inverse_dynamics(self, q, qd, qdd, f_tip=None, frame=LOCAL_WORLD_ALIGNED):
-        """τ = M q̈ + C q̇ + g + Jᵀ F_tip (n,) [N·m or N] (reference 004 eq. 9.4x, §9.3).
+        """τ = M q̈ + C q̇ + g + Jᵀ F_tip (n,) [N·m or N] (Lynch & Park, Modern Robotics,
+        §8.3-8.4).
 
         f_tip: optional (6,) wrench [force (N); torque (N·m)] that the tip exerts on the
         environment, at the tip_link origin, axes of `frame` ("local_world_aligned": base

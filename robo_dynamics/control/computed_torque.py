@@ -4,7 +4,8 @@ texts):
     τ = M(q) a + C(q, q̇) q̇ + g(q),   a = q̈_d + K_p e + K_d ė,   e = q_d − q,  ė = q̇_d − q̇
 
 τ is the inverse dynamics at the commanded acceleration a, so a controller that has an RNEA
-needs neither M nor b: τ = RNEA(q, q̇, a) (reference 000, the Newton–Euler recursion).
+needs neither M nor b: τ = RNEA(q, q̇, a) (Craig, Introduction to Robotics, §6.5, the
+iterative Newton–Euler formulation).
 """
 
 

@@ -1,6 +1,6 @@
-"""Joint friction: viscous plus Coulomb, τ_f = B q̇ + F_c sgn(q̇) (reference 001, friction
-added to the Lagrange form), with sgn smoothed as tanh(q̇ / v_s) so a joint at rest gets no
-chattering command."""
+"""Joint friction: viscous plus Coulomb, τ_f = B q̇ + F_c sgn(q̇) (Craig, Introduction to
+Robotics, §6.11, non-rigid body effects), with sgn smoothed as tanh(q̇ / v_s) so a joint at
+rest gets no chattering command."""
 
 import numpy as np
 

@@ -3,8 +3,10 @@
 - semi_implicit_euler: q̇⁺ = q̇ + h a(q, q̇);  q⁺ = q + h q̇⁺ (symplectic, order 1).
 - rk4: the classical fourth-order Runge–Kutta scheme.
 - implicit_euler: q̇⁺ = q̇ + h a(q + h q̇⁺, q̇⁺), q⁺ = q + h q̇⁺ (order 1, A-stable), solved
-  for q̇⁺ by Newton's method with the analytical system Jacobian (reference 002: the
-  implicit integrator needs ∂/∂q and ∂/∂q̇ of the equations of motion):
+  for q̇⁺ by Newton's method with the analytical system Jacobian (Lee, Sohn, Kim & Yoo,
+  "Construction of System Jacobian in the Equations of Motion Using Velocity
+  Transformation Technique", KSME, 2001: the implicit integrator needs ∂/∂q and ∂/∂q̇
+  of the equations of motion):
       r(q̇⁺) = q̇⁺ − q̇ − h a(q + h q̇⁺, q̇⁺),   ∂r/∂q̇⁺ = I − h (h ∂a/∂q + ∂a/∂q̇).
 """
 

@@ -1,7 +1,8 @@
 """Rigid-body inertia: parallel-axis theorem, lumping bodies, physical consistency.
 
-Notation of reference 000 (§ 질량 분포): ^C I is the inertia tensor about the centre of mass
-C, in the axes of the body frame; the parallel-axis theorem moves it to another point.
+Notation of Craig, Introduction to Robotics, §6.3 (mass distribution): ^C I is the inertia
+tensor about the centre of mass C, in the axes of the body frame; the parallel-axis theorem
+moves it to another point.
 """
 
 import numpy as np
@@ -19,7 +20,7 @@ def combine(m_a, c_a, I_a, m_b, c_b, I_b):
 
     m: mass (kg); c: centre of mass (m, 3-vector); I: inertia about that body's own centre
     of mass (kg·m², 3×3), all in the same axes. Returns (m, c, I) of the union, I about the
-    new centre of mass (parallel-axis theorem, reference 000 § 질량 분포).
+    new centre of mass (parallel-axis theorem, Craig, Introduction to Robotics, §6.3).
     """
     m = m_a + m_b
     if m <= 0.0:
@@ -88,7 +89,8 @@ def spatial_inertia_about_origin(m, c, I_c):
     """6×6 spatial inertia of bodies about the origin of the frame c and I_c are given in.
 
     m: (...,) kg; c: (..., 3) m, centre of mass; I_c: (..., 3, 3) kg·m² about the centre of
-    mass. Block order [angular; linear] (reference 004, §9.2.2, the wrench/twist order):
+    mass. Block order [angular; linear] (Lynch & Park, Modern Robotics, §8.2.2, the
+    twist-wrench order):
         [[I_c − m [c]×², m [c]×], [−m [c]×, m 1]]
     so that [n_O; f] = I [ω; v_O] is the momentum about the origin.
     """

@@ -1,5 +1,5 @@
-"""Spatial cross-product operators on 6-vectors ordered [angular; linear] (reference 004
-§8.2: the Lie bracket [ad_V] and its dual), batched over leading axes."""
+"""Spatial cross-product operators on 6-vectors ordered [angular; linear] (Lynch & Park,
+Modern Robotics, §8.2.2: the Lie bracket [ad_V] and its dual), batched over leading axes."""
 
 import numpy as np
 
