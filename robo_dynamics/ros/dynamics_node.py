@@ -373,8 +373,9 @@ class DynamicsNode(Node):
         """The command first (what the arm is waiting for), then the gravity torques, then
         Λ. Each output is published only when it has a subscriber: publishing to nobody
         still costs the conversion and serialisation. Subscriber counts are re-read every
-        REFRESH seconds, not per message."""
-        if now - self._refreshed_at > REFRESH:
+        REFRESH seconds, not per message, and whenever the clock went back (simulated time
+        restarting), else they would stay as they were until it caught up again."""
+        if not 0.0 <= now - self._refreshed_at <= REFRESH:
             self._refresh(now)
         subscribed, index = self._subscribed, self.command_index
         command = cycle.command if index is None else cycle.command[index]
