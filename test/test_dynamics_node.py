@@ -770,3 +770,30 @@ def test_model_warnings_are_on_diagnostics(harness):
     for i, note in enumerate(robot.warnings, start=1):
         assert _value(last, f"model_warning_{i}") == note
     assert "warning(s) about the robot description" in _status(last).message
+
+
+@pytest.mark.parametrize("harness", [{"use_sim_time": True}], indirect=True)
+def test_a_subscriber_that_comes_after_simulated_time_went_back_gets_the_commands(harness):
+    """Outputs are published only to subscribers, counted every 0.1 s of node time. When
+    simulated time restarts (jumps back), they are counted again at once: a subscriber that
+    appeared meanwhile is served without waiting for simulated time to catch up."""
+    from rosgraph_msgs.msg import Clock
+    clock = harness.peer.create_publisher(Clock, "/clock", 10)
+    topic = "/dynamics_node/commanded_torques"
+    for subscription in list(harness.peer.subscriptions):
+        if subscription.topic_name == topic:
+            harness.peer.destroy_subscription(subscription)
+    assert harness.spin_until(
+        lambda: harness.node.pub_command_state.get_subscription_count() == 0)
+    clock.publish(Clock(clock=Time(seconds=1000.0).to_msg()))
+    harness.stream("gravity", count=5)                     # counted at t = 1000 s: nobody
+    late = []
+    harness.peer.create_subscription(JointState, topic, late.append, 10)
+    assert harness.spin_until(
+        lambda: harness.node.pub_command_state.get_subscription_count() == 1)
+    for k in range(50):                                     # simulated time restarts at 100 s
+        clock.publish(Clock(clock=Time(seconds=100.0 + 0.01 * k).to_msg()))
+        harness.stream("gravity")
+        if late:
+            break
+    assert late and list(late[-1].name) == NAMES
