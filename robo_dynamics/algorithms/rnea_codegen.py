@@ -1,6 +1,6 @@
-"""Inverse dynamics compiled for one arm: the iterative Newton–Euler recursion of reference
-Craig, Introduction to Robotics, §6.5) in link frames, written out as straight
-scalar Python with the arm's constants folded in.
+"""Inverse dynamics compiled for one arm: the iterative Newton–Euler recursion (Craig,
+Introduction to Robotics, §6.5) in link frames, written out as straight scalar Python with
+the arm's constants folded in.
 
     outward   ω_i = ᶦR ω_{i−1} + q̇_i Ẑ_i
               ω̇_i = ᶦR ω̇_{i−1} + ᶦR ω_{i−1} × q̇_i Ẑ_i + q̈_i Ẑ_i

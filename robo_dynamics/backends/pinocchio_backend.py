@@ -2,8 +2,9 @@
 
 The only module that imports pinocchio. Joints are mapped by name; a continuous joint is
 two entries (cos θ, sin θ) of Pinocchio's q and one of its v. Joints outside the chain
-are locked at 0, as in the in-house model (made fixed in the URDF handed to Pinocchio). Pinocchio's world is the URDF root; when
-base_link is another link, results are rotated into the base frame.
+are locked at 0, as in the in-house model (made fixed in the URDF handed to Pinocchio).
+Pinocchio's world is the URDF root; when base_link is another link, results are rotated
+into the base frame.
 """
 
 import xml.etree.ElementTree as ET

@@ -121,8 +121,8 @@ class _Coupling:
     """
 
     def __init__(self, tree, bodies):
-        names = [joint.name for joint in bodies]
-        maps = [self._resolve(tree, joint, set(names)) for joint in bodies]
+        names = {joint.name for joint in bodies}
+        maps = [self._resolve(tree, joint, names) for joint in bodies]
         self.coordinates = [joint for joint, (master, _, _) in zip(bodies, maps)
                             if master == joint.name]
         column = {joint.name: j for j, joint in enumerate(self.coordinates)}
