@@ -11,8 +11,6 @@ robo_dynamics. The reference is Pinocchio on the same URDF with the joints off t
 """
 
 import collections
-import re
-import sys
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -161,5 +159,4 @@ def table():
 
 
 if __name__ == "__main__":
-    print(re.sub(r"\n{2,}", "\n", table()))
-    sys.exit(0)
+    print(table())
