@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from robo_dynamics.algorithms.rnea_codegen import BATCH_CHUNK
+from robo_dynamics.ros.isolation import isolate
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLE_ROBOTS = (pathlib.Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share"
@@ -28,11 +29,6 @@ ARMS = {"rd_ur5e (6-DoF)": (REPO / "urdf" / "rd_ur5e.urdf", None),
 PRIORITY = 50        # SCHED_FIFO priority of the node benchmark's real-time runs
 TARGETS = {"rnea_ratio": 20.0, "batch_ratio": 1.0 / 3.0, "callback_p99_us": 250.0,
            "latency_ratio": 1.2}
-
-
-def isolate_ros():
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ["ROS_DOMAIN_ID"] = str(1 + (os.getpid() + 25) % 100)
 
 
 def per_call(function, budget=0.25, repeats=15):
@@ -349,7 +345,7 @@ def main(argv=None):
     parser.add_argument("--skip-node", action="store_true")
     parser.add_argument("--output", default=str(REPO / "BENCHMARKS.md"))
     args = parser.parse_args(argv)
-    isolate_ros()
+    isolate()
     sections = [f"# Benchmarks\n\nMeasured by `make bench` (`python -m benchmarks.run`) on "
                 f"{platform.machine()}, {os.cpu_count()} cores, Python "
                 f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}. In-house and "

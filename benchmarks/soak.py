@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from benchmarks.run import REPO, isolate_ros, process_stats
+from benchmarks.run import REPO, process_stats
+from robo_dynamics.ros.isolation import isolate
 from robo_dynamics.ros.demo import Q0, desired, stop_processes
 
 SEGMENT = 10.0       # s of trajectory per message
@@ -31,7 +32,7 @@ def main(argv=None):
     parser.add_argument("--thread-priority", type=int, default=0,
                         help="dynamics_node's thread_priority (SCHED_FIFO; 0: normal)")
     args = parser.parse_args(argv)
-    isolate_ros()
+    isolate()
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.executors import SingleThreadedExecutor

@@ -1,16 +1,16 @@
 """Shared fixtures: the arms the dynamics are proven on, and seeded random states."""
 
-import os
 import pathlib
 import sysconfig
 
 import numpy as np
 import pytest
 
+from robo_dynamics.ros.isolation import isolate
+
 # Any test that starts ROS stays on this machine, in a domain of its own (set before any
-# test module imports rclpy; Kilted ignores ROS_LOCALHOST_ONLY).
-os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
+# test module imports rclpy).
+isolate()
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "urdf"

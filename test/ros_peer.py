@@ -17,10 +17,12 @@ import os
 import sys
 import time
 
+from robo_dynamics.ros.isolation import isolate
+
 # loopback only, whatever the caller's shell says; the domain comes from the test
-os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 if "ROS_DOMAIN_ID" not in os.environ:
     sys.exit("ros_peer: ROS_DOMAIN_ID must be set by the test that starts it")
+isolate(os.environ["ROS_DOMAIN_ID"])
 
 import rclpy                                           # noqa: E402 (after the environment)
 from rosgraph_msgs.msg import Clock                    # noqa: E402

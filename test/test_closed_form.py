@@ -85,10 +85,8 @@ def test_cartesian_inertia_from_closed_form(solver):
         np.testing.assert_allclose(Lambda, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
 
 
-def test_gravity_wrench_is_the_static_tip_force():
+def test_gravity_wrench_is_the_static_tip_force(solver):
     """p = J⁻ᵀ g in the plane: the tip force that balances gravity on the 2R arm."""
-    robot = rd.load_robot(SHIPPED / "planar_2link.urdf")
-    solver = rd.make_solver(robot)
     for q, qd, _ in states(20):
         if abs(np.sin(q[1])) < 0.2:
             continue

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from robo_dynamics.control.computed_torque import computed_torque
-from robo_dynamics.control.friction import friction_torque
+from robo_dynamics.algorithms.friction import friction_derivative, friction_torque
+from robo_dynamics.control.computed_torque import commanded_acceleration
 from robo_dynamics.control.joint_state_merger import JointStateMerger
-from robo_dynamics.control.limits import clamp_effort, effort_bounds
+from robo_dynamics.control.limits import clamp_effort, effort_bounds, velocity_bounds
 from robo_dynamics.control.trajectory import SetPoint, Trajectory
 from conftest import load_arm, random_states
 
@@ -79,14 +79,32 @@ def test_effort_clamp():
     tau, clamped = clamp_effort(inside, bound)
     np.testing.assert_array_equal(tau, inside)
     assert not clamped
-    with pytest.raises(ValueError):
-        effort_bounds([1.0], scale=1.5)
+    for scale in (1.5, 0.0, 1e-4, np.nan):
+        with pytest.raises(ValueError, match="torque_limit_scale must be in"):
+            effort_bounds([1.0], scale=scale)
+
+
+def test_velocity_bounds():
+    """scale × the URDF limit; a joint whose URDF gives no positive limit is unbounded."""
+    np.testing.assert_array_equal(velocity_bounds([2.0, 0.0, 3.0], 0.5), [1.0, np.inf, 1.5])
+    with pytest.raises(ValueError, match="velocity_limit_scale must be in"):
+        velocity_bounds([2.0], 0.0)
 
 
 def test_friction_is_viscous_plus_coulomb():
     qd = np.array([-2.0, 0.0, 1.0])
     tau = friction_torque(qd, np.array([0.5, 0.5, 0.5]), np.array([1.0, 1.0, 1.0]))
     np.testing.assert_allclose(tau, [-2.0, 0.0, 1.5], atol=1e-12)
+
+
+def test_friction_derivative_equals_finite_differences():
+    """∂τ_f/∂q̇ against a central difference, inside and outside the smoothing band."""
+    qd = np.array([-0.02, -0.003, 0.0, 0.004, 0.5])
+    viscous, coulomb = np.full(5, 0.3), np.full(5, 2.0)
+    h = 1e-7
+    numeric = (friction_torque(qd + h, viscous, coulomb)
+               - friction_torque(qd - h, viscous, coulomb)) / (2 * h)
+    np.testing.assert_allclose(friction_derivative(qd, viscous, coulomb), numeric, rtol=1e-6)
 
 
 def test_trajectory_interpolation():
@@ -111,7 +129,8 @@ def test_trajectory_interpolation():
 
 
 def test_computed_torque_matches_the_control_law():
-    """τ = M (q̈_d + Kp e + Kd ė) + C q̇ + g, with M, C, g from Pinocchio (another backend)."""
+    """The controller's law, RNEA(q, q̇, a) at the commanded acceleration a, equals
+    τ = M (q̈_d + Kp e + Kd ė) + C q̇ + g with M, C, g from Pinocchio (another backend)."""
     robot = load_arm("panda")
     ours, ref = rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio")
     rng = np.random.default_rng(41)
@@ -120,8 +139,8 @@ def test_computed_torque_matches_the_control_law():
         q_d, qd_d = q + rng.normal(0, 0.1, robot.dof), qd + rng.normal(0, 0.1, robot.dof)
         expected = (ref.mass_matrix(q) @ (qdd_d + Kp * (q_d - q) + Kd * (qd_d - qd))
                     + ref.coriolis_matrix(q, qd) @ qd + ref.gravity(q))
-        terms = ours.dynamics_terms(q, qd)
-        tau = computed_torque(terms.M, terms.b, q, qd, q_d, qd_d, qdd_d, Kp, Kd)
+        a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, Kp, Kd)
+        tau = ours.inverse_dynamics_unchecked(q, qd, a)
         np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
 
 
@@ -129,7 +148,7 @@ def test_payload_adds_the_weight_of_a_point_mass():
     """A 2 kg point mass at the flange adds −J_vᵀ m g to the gravity torques (virtual work)."""
     robot = load_arm("rd_ur5e")
     loaded = robot.with_payload("tool0", 2.0, [0.0, 0.0, 0.0], np.zeros((3, 3)))
-    bare, heavy, ref = (rd.make_solver(robot), rd.make_solver(loaded),
+    bare, heavy, ref = (rd.make_solver(robot, "rnea"), rd.make_solver(loaded, "rnea"),
                         rd.make_solver(loaded, "pinocchio"))
     for q, qd, qdd in zip(*random_states(robot, 20, seed=42)):
         J_v = bare.jacobian(q)[:3]
@@ -144,7 +163,7 @@ def test_payload_on_a_body_link_with_inertia_matches_pinocchio():
     robot = load_arm("mixed_chain")
     inertia = np.array([[0.02, 0.001, 0.0], [0.001, 0.03, 0.002], [0.0, 0.002, 0.025]])
     loaded = robot.with_payload("l3", 1.5, [0.1, -0.05, 0.2], inertia)
-    ours, ref = rd.make_solver(loaded), rd.make_solver(loaded, "pinocchio")
+    ours, ref = rd.make_solver(loaded, "rnea"), rd.make_solver(loaded, "pinocchio")
     assert math.isclose(loaded.mass.sum(), robot.mass.sum() + 1.5)
     for q, qd, qdd in zip(*random_states(robot, 20, seed=43)):
         report = rd.cross_check(ours, ref, q, qd, qdd)

@@ -7,7 +7,8 @@ import pytest
 
 import robo_dynamics as rd
 from robo_dynamics.control.controller import (GRAVITY, HOLD, TRACKING, Controller, Settings,
-                                              default_hold_damping, velocity_bound)
+                                              default_hold_damping)
+from robo_dynamics.control.limits import velocity_bounds
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.rate_limit import MAX_INTERVAL, TorqueRateLimiter
 from robo_dynamics.control.trajectory import SetPoint, Trajectory
@@ -28,7 +29,7 @@ def settings(**changes):
     values = dict(kp=np.full(N, 100.0), kd=np.full(N, 20.0), effort_bound=ROBOT.effort_limit,
                   max_torque_rate=np.full(N, RATE), start_tolerance=np.full(N, 0.01),
                   max_tracking_error=np.full(N, 0.25),
-                  velocity_bound=velocity_bound(ROBOT.velocity_limit, 1.0),
+                  velocity_bound=velocity_bounds(ROBOT.velocity_limit),
                   hold_damping=default_hold_damping(REF), stale_timeout=0.1)
     values.update(changes)
     return Settings(**values)

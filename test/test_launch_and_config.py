@@ -39,7 +39,7 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
     assert set(nodes) == {"robot_state_publisher", "dynamics_node", "rviz2"}
     package, keys = nodes["dynamics_node"]
     assert package == "robo_dynamics"
-    assert keys and keys <= set(parameters.PARAMETERS)      # the node declares what it is given
+    assert keys and keys <= set(parameters.DYNAMICS_NODE)      # the node declares what it is given
     setup = (REPO / "setup.py").read_text()
     assert '"dynamics_node = robo_dynamics.ros.dynamics_node:main"' in setup
     source = LAUNCH.read_text()
@@ -52,7 +52,7 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
 def test_parameter_files_are_valid(path):
     content = yaml.safe_load(path.read_text())
     values = content["dynamics_node"]["ros__parameters"]
-    assert set(values) <= set(parameters.PARAMETERS), set(values) - set(parameters.PARAMETERS)
+    assert set(values) <= set(parameters.DYNAMICS_NODE), set(values) - set(parameters.DYNAMICS_NODE)
     dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2}.get(path.name, 6)
     assert parameters.validate(values, dof) is None
 

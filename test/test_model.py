@@ -83,10 +83,17 @@ def test_model_is_immutable():
         robot.mass[0] = 5.0
     with pytest.raises(AttributeError):
         robot.tip_link = "link1"
-    heavier = robot.with_gravity((0.0, 0.0, -20.0))
-    np.testing.assert_array_equal(robot.gravity, [0.0, 0.0, -9.81])
-    np.testing.assert_allclose(rd.make_solver(heavier).gravity(np.zeros(2)),
-                               rd.make_solver(robot).gravity(np.zeros(2)) * 20.0 / 9.81)
+    with pytest.raises(ValueError):
+        robot.gravity[2] = -20.0
+
+
+def test_gravity_scales_the_gravity_torques():
+    """g(q) is linear in the gravity vector: twice the gravity, twice the torques."""
+    robot = load_arm("rd_ur5e")
+    heavier = load_arm("rd_ur5e", gravity=(0.0, 0.0, -19.62))
+    q = np.array([0.3, -1.0, 1.2, -0.4, 0.8, 0.1])
+    np.testing.assert_allclose(rd.make_solver(heavier).gravity(q),
+                               2.0 * rd.make_solver(robot).gravity(q), rtol=1e-12)
 
 
 def test_joint_index_by_name():

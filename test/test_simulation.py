@@ -6,7 +6,7 @@ import pytest
 
 import robo_dynamics as rd
 from robo_dynamics.algorithms.energy import kinetic_energy, potential_energy
-from robo_dynamics.control.computed_torque import computed_torque
+from robo_dynamics.control.computed_torque import commanded_acceleration
 from robo_dynamics.simulation.arm_dynamics import ArmDynamics
 from robo_dynamics.simulation.integrators import INTEGRATORS
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
@@ -103,8 +103,8 @@ def closed_loop(sim_solver, controller, q_des, duration, Kp=100.0, Kd=20.0, mode
         if mode == "gravity":
             tau = controller.gravity(arm.q)
         else:
-            terms = controller.dynamics_terms(arm.q, arm.v)
-            tau = computed_torque(terms.M, terms.b, arm.q, arm.v, qd_, vd_, ad_, Kp, Kd)
+            a = commanded_acceleration(arm.q, arm.v, qd_, vd_, ad_, Kp, Kd)
+            tau = controller.inverse_dynamics(arm.q, arm.v, a)
         tau = np.clip(tau, -model.effort_limit, model.effort_limit)
         arm.set_command(tau)
         arm.step()

@@ -159,7 +159,7 @@ def test_broken_or_unusual_urdf(case, text, fragment):
             assert not said, said
         else:
             assert len(said) == 1 and fragment[1] in said[0], said
-        ours, ref = rd.make_solver(robot), rd.make_solver(robot, "pinocchio")
+        ours, ref = rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio")
         q = np.linspace(-1.0, 1.0, robot.dof)
         if robot.is_coupled:    # both backends share the coupling: Pinocchio's mimic joints
             native = NativeMimic(robot)

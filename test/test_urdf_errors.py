@@ -190,9 +190,9 @@ def test_xacro_error_is_reported_with_the_file(tmp_path):
 
 
 def test_bad_gravity():
-    with pytest.raises(rd.URDFError, match="gravity must be 3 finite numbers"):
+    with pytest.raises(rd.ArgumentError, match="gravity must be 3 finite numbers"):
         rd.load_robot(robot(*GOOD), gravity=(0, 0))
-    with pytest.raises(rd.URDFError, match="gravity must be 3 finite numbers"):
+    with pytest.raises(rd.ArgumentError, match="gravity must be 3 finite numbers"):
         rd.load_robot(robot(*GOOD), gravity=(0, 0, float("nan")))
 
 

@@ -5,10 +5,14 @@ from .base import DynamicsSolver
 from .cross_check import cross_check
 
 BACKENDS = ("rnea", "pinocchio")
+DEFAULT_BACKEND = "pinocchio"
+"""The backend that computes what the library and the nodes return unless told otherwise;
+the other one (in-house `rnea`) cross-checks it."""
 
 
-def make_solver(robot, backend="rnea"):
-    """A DynamicsSolver for `robot`: backend "rnea" (in-house, NumPy) or "pinocchio".
+def make_solver(robot, backend=DEFAULT_BACKEND):
+    """A DynamicsSolver for `robot`: backend "pinocchio" (default) or "rnea" (in-house,
+    NumPy and generated code).
 
     A chain with mimic joints gets the coupled system's dynamics (backends.coupled) from
     the backend's solver of its bodies."""
@@ -24,4 +28,4 @@ def make_solver(robot, backend="rnea"):
     return CoupledSolver(robot, Solver(robot.bodies()))
 
 
-__all__ = ["BACKENDS", "DynamicsSolver", "cross_check", "make_solver"]
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "DynamicsSolver", "cross_check", "make_solver"]

@@ -5,21 +5,12 @@ N·m, N). Batched methods take states stacked on a leading axis, shape (N, n).
 """
 
 import abc
-import collections
 
 import numpy as np
 
 from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED, check_frame
 from ..algorithms.operational_space import KAPPA_MAX, operational_space
 from ..errors import ArgumentError
-
-
-DynamicsTerms = collections.namedtuple("DynamicsTerms", [
-    "M",   # (n, n) mass matrix
-    "b",   # (n,) C(q, q̇) q̇ + g(q)
-    "g",   # (n,) gravity torques
-    "J",   # (6, n) tip Jacobian, local_world_aligned (rows [v; ω], base axes)
-])
 
 
 class DynamicsSolver(abc.ABC):
@@ -47,15 +38,6 @@ class DynamicsSolver(abc.ABC):
         if f_tip is not None:
             f_tip = self._wrench(f_tip, q, frame)
         return self._rnea(q, qd, qdd, f_tip)
-
-    rnea = inverse_dynamics
-
-    def dynamics_terms(self, q, qd):
-        """M, b = C q̇ + g, g and the tip Jacobian J at one state, computed together (one
-        kinematics pass): what a controller needs each cycle, e.g. computed torque
-        τ = M a + b and Λ from (J, M)."""
-        q, qd = self._state(q=q, qd=qd)
-        return self._dynamics_terms(q, qd)
 
     def gravity(self, q):
         """Generalised gravity g(q) (n,): the torques that hold the arm still."""
@@ -135,8 +117,6 @@ class DynamicsSolver(abc.ABC):
         q, qd, qdd = self._batch(q=q, qd=qd, qdd=qdd)
         return self._rnea_batch(q, qd, qdd)
 
-    rnea_batch = inverse_dynamics_batch
-
     def gravity_batch(self, q):
         """g(q) (N, n) for N configurations (N, n)."""
         (q,) = self._batch(q=q)
@@ -212,9 +192,6 @@ class DynamicsSolver(abc.ABC):
 
     @abc.abstractmethod
     def _gravity(self, q): ...
-
-    @abc.abstractmethod
-    def _dynamics_terms(self, q, qd): ...
 
     @abc.abstractmethod
     def _bias(self, q, qd): ...

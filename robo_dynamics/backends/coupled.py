@@ -13,7 +13,7 @@ q_b(q); Ġ = 0 here). M⁻¹ and forward dynamics come from the coupled M, never
 
 import numpy as np
 
-from .base import DynamicsSolver, DynamicsTerms
+from .base import DynamicsSolver
 
 
 class CoupledSolver(DynamicsSolver):
@@ -43,12 +43,6 @@ class CoupledSolver(DynamicsSolver):
 
     def _bias(self, q, qd):
         return self.G.T @ self.bodies_solver.bias(self._position(q), self.G @ qd)
-
-    def _dynamics_terms(self, q, qd):
-        terms = self.bodies_solver.dynamics_terms(self._position(q), self.G @ qd)
-        G = self.G
-        return DynamicsTerms(self._project(terms.M), G.T @ terms.b, G.T @ terms.g,
-                             terms.J @ G)
 
     def _mass_matrix(self, q):
         return self._project(self.bodies_solver.mass_matrix(self._position(q)))

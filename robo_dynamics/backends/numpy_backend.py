@@ -6,7 +6,7 @@ from ..algorithms import (coriolis, crba, derivatives, forward_dynamics, jacobia
                           rnea, rnea_codegen)
 import numpy as np
 
-from .base import DynamicsSolver, DynamicsTerms
+from .base import DynamicsSolver
 
 
 class NumpySolver(DynamicsSolver):
@@ -49,14 +49,6 @@ class NumpySolver(DynamicsSolver):
 
     def _bias(self, q, qd):
         return self._compiled_rnea(q, qd, np.zeros_like(q))
-
-    def _dynamics_terms(self, q, qd):
-        model, q1, zero = self.model, q[None], np.zeros((1, len(q)))
-        kin = kinematics.forward_kinematics(model, q1)          # one kinematics pass
-        return DynamicsTerms(crba.mass_matrix_batch(model, q1, kin=kin)[0],
-                             rnea.rnea_batch(model, q1, qd[None], zero, kin=kin)[0],
-                             rnea.rnea_batch(model, q1, zero, zero, kin=kin)[0],
-                             jacobian.jacobian_batch(model, q1, kin=kin)[0])
 
     def _mass_matrix(self, q):
         return crba.mass_matrix(self.model, q)

@@ -15,7 +15,7 @@ import pinocchio as pin
 from ..algorithms.jacobian import LOCAL, WORLD
 from ..errors import URDFError
 from ..spatial.rotations import cross
-from .base import DynamicsSolver, DynamicsTerms
+from .base import DynamicsSolver
 
 
 class PinocchioSolver(DynamicsSolver):
@@ -116,17 +116,6 @@ class PinocchioSolver(DynamicsSolver):
 
     def _gravity(self, q):
         return self._from_v(pin.computeGeneralizedGravity(self.pin_model, self.data, self._q(q)))
-
-    def _dynamics_terms(self, q, qd):
-        pm, data = self.pin_model, self.data
-        q_pin, v = self._q(q), self._v(qd)
-        pin.computeAllTerms(pm, data, q_pin, v)        # M (upper), nle, joint Jacobians
-        pin.updateFramePlacements(pm, data)
-        J = _six_rows(pin.getFrameJacobian(pm, data, self._tip_frame, pin.LOCAL_WORLD_ALIGNED))
-        J = J if self._same_v else J[:, self._idx_v]
-        return DynamicsTerms(self._symmetric(data.M), self._from_v(data.nle.copy()),
-                             self._from_v(pin.computeGeneralizedGravity(pm, data, q_pin)),
-                             self._to_base(J))
 
     def _bias(self, q, qd):
         return self._from_v(

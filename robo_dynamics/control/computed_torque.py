@@ -1,11 +1,10 @@
-"""Computed-torque control (Lynch & Park, Modern Robotics §11.4.1; not among the reference
-texts):
+"""Computed-torque control (Lynch & Park, Modern Robotics, §11.4.1):
 
     τ = M(q) a + C(q, q̇) q̇ + g(q),   a = q̈_d + K_p e + K_d ė,   e = q_d − q,  ė = q̇_d − q̇
 
-τ is the inverse dynamics at the commanded acceleration a, so a controller that has an RNEA
-needs neither M nor b: τ = RNEA(q, q̇, a) (Craig, Introduction to Robotics, §6.5, the
-iterative Newton–Euler formulation).
+τ is the inverse dynamics at the commanded acceleration a, so the controller needs neither
+M nor b: τ = RNEA(q, q̇, a) (Craig, Introduction to Robotics, §6.5, the iterative
+Newton–Euler formulation). This module gives a; controller.py takes its inverse dynamics.
 """
 
 
@@ -13,9 +12,3 @@ def commanded_acceleration(q, qd, q_des, qd_des, qdd_des, Kp, Kd):
     """a = q̈_d + K_p (q_d − q) + K_d (q̇_d − q̇) (n,) [rad/s² or m/s²]; Kp, Kd (n,) diagonal
     gains [1/s², 1/s]. Model joint order."""
     return qdd_des + Kp * (q_des - q) + Kd * (qd_des - qd)
-
-
-def computed_torque(M, b, q, qd, q_des, qd_des, qdd_des, Kp, Kd):
-    """τ (n,) from M (n, n) and b = C q̇ + g (n,) at the state (q, q̇), tracking (q_d, q̇_d,
-    q̈_d); Kp, Kd (n,) diagonal gains [1/s², 1/s]. Model joint order, SI units."""
-    return M @ commanded_acceleration(q, qd, q_des, qd_des, qdd_des, Kp, Kd) + b

@@ -32,8 +32,8 @@ import dataclasses
 
 import numpy as np
 
+from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
-from .friction import friction_torque
 from .limits import clamp_effort
 from .rate_limit import TorqueRateLimiter
 from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
@@ -73,12 +73,6 @@ class Settings:
     stale_timeout: float
     viscous: np.ndarray = None
     coulomb: np.ndarray = None
-
-
-def velocity_bound(velocity_limit, scale):
-    """scale × the URDF velocity limits (n,); a joint without a positive limit: unbounded."""
-    limit = np.asarray(velocity_limit, dtype=float)
-    return np.where(limit > 0.0, scale * limit, np.inf)
 
 
 def default_hold_damping(solver, decay_rate=20.0):

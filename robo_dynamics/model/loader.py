@@ -14,7 +14,8 @@ import numpy as np
 from ..errors import ModelWarning, URDFError
 from ..spatial.inertia import combine, inertia_tensor, rigid_body_problems
 from ..spatial.rotations import homogeneous, rpy_to_matrix
-from .robot_model import CONTINUOUS, PRISMATIC, REVOLUTE, RobotModel
+from .robot_model import (CONTINUOUS, PRISMATIC, REVOLUTE, STANDARD_GRAVITY, RobotModel,
+                          gravity_vector)
 from .source import read_description
 from .urdf_document import parse_urdf
 
@@ -22,7 +23,7 @@ MOVABLE = (REVOLUTE, CONTINUOUS, PRISMATIC)
 UNSUPPORTED = ("floating", "planar")
 
 
-def load_robot(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
+def load_robot(source, base_link=None, tip_link=None, gravity=STANDARD_GRAVITY,
                strict=False):
     """Load the serial chain base_link → tip_link of a URDF.
 
@@ -56,9 +57,7 @@ def load_robot(source, base_link=None, tip_link=None, gravity=(0.0, 0.0, -9.81),
     coupling = _Coupling(tree, bodies)
     coordinates = coupling.coordinates
 
-    g = np.asarray(gravity, dtype=float).reshape(-1)
-    if g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise URDFError(f"gravity must be 3 finite numbers (m/s^2), got {gravity!r}")
+    g = gravity_vector(gravity)
 
     body_names = {joint.name for joint in bodies}
     notes = list(coupling.notes)

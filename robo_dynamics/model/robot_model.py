@@ -21,8 +21,21 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import URDFError
+from ..errors import ArgumentError, URDFError
 from ..spatial.inertia import combine, physical_problems
+
+STANDARD_GRAVITY = (0.0, 0.0, -9.81)
+"""Gravity [m/s²] in the base frame of an arm standing on the floor, z up."""
+
+
+def gravity_vector(gravity):
+    """gravity as a (3,) float array [m/s², base frame]; ArgumentError unless 3 finite
+    numbers. The one check of a gravity vector (loader, node parameters, simulator)."""
+    g = np.asarray(gravity, dtype=float).reshape(-1)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ArgumentError(f"gravity must be 3 finite numbers (m/s^2), got {list(gravity)!r}")
+    return g
+
 
 Payload = collections.namedtuple("Payload", [
     "link",        # link it is attached to, as requested
@@ -151,13 +164,6 @@ class RobotModel:
             return self.joint_names.index(name)
         except ValueError:
             raise KeyError(f"joint '{name}' is not in the chain {list(self.joint_names)}") from None
-
-    def with_gravity(self, gravity):
-        """A copy of this model with another gravity vector (m/s², base frame)."""
-        g = np.asarray(gravity, dtype=float).reshape(-1)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ValueError(f"gravity must be 3 finite numbers (m/s^2), got {gravity!r}")
-        return dataclasses.replace(self, gravity=g)
 
     def with_payload(self, link, mass, com, inertia):
         """A copy of this model carrying a rigid payload at `link`.

@@ -29,17 +29,12 @@ import time
 import numpy as np
 
 from ..paths import urdf_path
+from .isolation import isolate
 
 Q0 = np.array([0.3, -1.2, 1.4, -0.9, 1.2, 0.4])             # rad, a non-trivial pose
 AMPLITUDE = np.array([0.35, 0.25, 0.3, 0.4, 0.5, 0.6])      # rad
 OMEGA = np.array([1.2, 1.5, 1.9, 2.2, 2.6, 3.0])            # rad/s
 LEAD_IN = 0.5                                               # s before the trajectory starts
-
-
-def isolate_ros():
-    """Loopback-only discovery and a domain id of this run's own, for us and our children."""
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ["ROS_DOMAIN_ID"] = str(1 + (os.getpid() + 50) % 100)
 
 
 def desired(t):
@@ -279,7 +274,7 @@ def main(argv=None):
                              "three processes on two cores)")
     parser.add_argument("--output", default="demo_output/closed_loop.png", help="plot path")
     args = parser.parse_args(argv)
-    isolate_ros()
+    isolate()
     import rclpy
     from .. import load_robot
     urdf = urdf_path()

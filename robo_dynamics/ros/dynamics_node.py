@@ -27,7 +27,6 @@ import sys
 import threading
 import time
 import traceback
-import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -35,9 +34,7 @@ from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock_type import ClockType
 from rclpy.event_handler import PublisherEventCallbacks
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header, String
@@ -49,17 +46,18 @@ from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInerti
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
 
-from .. import ModelWarning, load_robot, make_solver
+from .. import make_solver
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
 from ..backends.cross_check import cross_check
 from ..control import controller as core
 from ..control.joint_state_merger import JointStateMerger
-from ..control.limits import clamp_effort, effort_bounds
+from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
 from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
+from .chain import command_index, load_chain, start_up_payload
 from .effort_output import EffortOutput
 from .joint_state_thread import JointStateThread
 from .spin import run
@@ -119,9 +117,7 @@ class DynamicsNode(Node):
     def __init__(self, **kwargs):
         super().__init__("dynamics_node", **kwargs)
         self._lock = threading.RLock()
-        for name, (default, kind, _, _) in parameters.PARAMETERS.items():
-            value = default if default is not None else _UNSET[kind]
-            self.declare_parameter(name, value, parameters.descriptor(name))
+        parameters.declare(self, parameters.DYNAMICS_NODE)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -201,33 +197,22 @@ class DynamicsNode(Node):
     def _configure(self, description):
         """Load the chain and build everything that depends on it. Raises on a bad model."""
         p = self._values()
-        with warnings.catch_warnings():      # the library warns; the node logs them once
-            warnings.simplefilter("ignore", ModelWarning)
-            base = load_robot(description, base_link=p["base_link"] or None,
-                              tip_link=p["tip_link"] or None, gravity=p["gravity"],
-                              strict=p["strict_model"])
+        base = load_chain(description, p)     # doubtful inertias: logged once, below
         reason = parameters.validate(p, base.dof)
         if reason:
             raise ValueError(f"invalid parameter: {reason}")
         if p["payload_mass"] > p["max_payload_mass"]:
             raise ValueError(f"payload_mass {p['payload_mass']} kg exceeds max_payload_mass "
                              f"{p['max_payload_mass']} kg")
-        command = p["command_joints"] or list(base.joint_names)
-        missing = [name for name in command if name not in base.joint_names]
-        if missing or len(set(command)) != len(command):
-            raise ValueError(f"command_joints must be distinct chain joints; not in the chain: "
-                             f"{missing} (chain: {list(base.joint_names)})")
+        self.command_index = command_index(base, p["command_joints"])
+        self.command_names = [base.joint_names[i] for i in self.command_index]
         self.urdf_model = base
-        self.payloads = {}
-        if p["payload_link"]:
-            self.payloads[p["payload_link"]] = (p["payload_mass"], p["payload_com"],
-                                                inertia_tensor(*p["payload_inertia"]))
-        self.command_names = list(command)
-        self.command_index = np.array([base.joint_index(name) for name in command])
+        payload = start_up_payload(p)      # link → (mass, com, inertia)
+        self.payloads = {} if payload is None else {payload[0]: payload[1:]}
         if np.array_equal(self.command_index, np.arange(base.dof)):
             self.command_index = None      # commands in model order: no reordering
         # messages reused on every cycle (the hot path only fills in numbers)
-        n = len(command)
+        n = len(self.command_names)
         self.out_command = EffortOutput(Float64MultiArray(), "data", n)
         self.out_command_state = EffortOutput(JointState(name=self.command_names), "effort", n)
         self.out_gravity = EffortOutput(JointState(name=self.command_names), "effort", n)
@@ -260,7 +245,7 @@ class DynamicsNode(Node):
         # middle of a command stream
         zero = np.zeros(model.dof)
         cross_check(checker, solver, zero, zero, zero, CROSS_CHECKED)
-        solver.rnea(zero, zero, zero)
+        solver.inverse_dynamics(zero, zero, zero)
         solver.gravity(zero)
         operational_space(solver.jacobian(zero), M_inv=solver.mass_matrix_inverse(zero))
         return model, solver, checker
@@ -281,8 +266,7 @@ class DynamicsNode(Node):
             max_torque_rate=per_joint("max_torque_rate"),
             start_tolerance=per_joint("start_tolerance"),
             max_tracking_error=per_joint("max_tracking_error"),
-            velocity_bound=core.velocity_bound(model.velocity_limit,
-                                               p["velocity_limit_scale"]),
+            velocity_bound=velocity_bounds(model.velocity_limit, p["velocity_limit_scale"]),
             hold_damping=hold if hold is not None else core.default_hold_damping(self.solver),
             stale_timeout=p["stale_timeout"],
             viscous=(viscous if viscous is not None else model.damping) if friction else None,
@@ -298,15 +282,7 @@ class DynamicsNode(Node):
             self.get_logger().error(f"robot description rejected: {exc}")
 
     def _values(self):
-        out = {}
-        for name in parameters.PARAMETERS:
-            try:
-                out[name] = self.get_parameter(name).value
-            except ParameterUninitializedException:
-                out[name] = None
-        for name in ("gravity", "payload_com", "payload_inertia"):
-            out[name] = list(out[name])
-        return out
+        return parameters.read(self, parameters.DYNAMICS_NODE)
 
     @_exclusive
     def _validate_parameters(self, changed):
@@ -672,11 +648,6 @@ class DynamicsNode(Node):
             return time.time()
         return self.get_clock().now().nanoseconds * 1e-9
 
-
-_UNSET = {  # parameters without a default are declared by type and stay unset unless given
-    parameters.ParameterType.PARAMETER_STRING_ARRAY: Parameter.Type.STRING_ARRAY,
-    parameters.ParameterType.PARAMETER_DOUBLE_ARRAY: Parameter.Type.DOUBLE_ARRAY,
-}
 
 
 def _finite(values, what):

@@ -1,8 +1,10 @@
-"""The arm as an ODE: q̈ = a(q, q̇, τ) = M⁻¹ (τ − b(q, q̇) − τ_f(q̇)), with joint friction
-τ_f = D q̇ + F_c tanh(q̇ / v_s) (viscous + smoothed Coulomb, from the URDF's <dynamics>).
+"""The arm as an ODE: q̈ = a(q, q̇, τ) = M⁻¹ (τ − b(q, q̇) − τ_f(q̇)), τ_f the package's
+joint friction law (algorithms/friction.py) with the coefficients of the URDF's <dynamics>.
 """
 
 import numpy as np
+
+from ..algorithms.friction import SMOOTHING_VELOCITY, friction_derivative, friction_torque
 
 
 class ArmDynamics:
@@ -12,7 +14,7 @@ class ArmDynamics:
     [N·m]; default none. smoothing_velocity v_s [rad/s].
     """
 
-    def __init__(self, solver, damping=None, coulomb=None, smoothing_velocity=0.01):
+    def __init__(self, solver, damping=None, coulomb=None, smoothing_velocity=SMOOTHING_VELOCITY):
         n = solver.model.dof
         self.solver = solver
         self.damping = np.zeros(n) if damping is None else np.asarray(damping, dtype=float)
@@ -20,7 +22,8 @@ class ArmDynamics:
         self.smoothing_velocity = smoothing_velocity
 
     def friction(self, v):
-        return self.damping * v + self.coulomb * np.tanh(v / self.smoothing_velocity)
+        """τ_f (n,) [N·m] at joint velocities v (n,)."""
+        return friction_torque(v, self.damping, self.coulomb, self.smoothing_velocity)
 
     def acceleration(self, q, v, tau):
         """q̈ (n,) for the applied joint torques tau (n,)."""
@@ -30,6 +33,6 @@ class ArmDynamics:
         """(∂q̈/∂q, ∂q̈/∂q̇), each (n, n), analytical, friction included."""
         da_dq, da_dv, da_dtau = self.solver.forward_dynamics_derivatives(
             q, v, tau - self.friction(v))
-        sech2 = 1.0 - np.tanh(v / self.smoothing_velocity) ** 2     # d tanh(x)/dx
-        dfriction_dv = self.damping + self.coulomb * sech2 / self.smoothing_velocity
+        dfriction_dv = friction_derivative(v, self.damping, self.coulomb,
+                                           self.smoothing_velocity)
         return da_dq, da_dv - da_dtau * dfriction_dv

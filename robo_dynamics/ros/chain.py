@@ -1,0 +1,42 @@
+"""The chain a node works on, from its parameter values (parameters.CHAIN): the robot
+description loaded between base_link and tip_link under the given gravity, the start-up
+payload, and the order of the joints in the effort commands. Shared by both nodes."""
+
+import warnings
+
+import numpy as np
+
+from ..errors import ModelWarning
+from ..model.loader import load_robot
+from ..spatial.inertia import inertia_tensor
+
+
+def load_chain(description, values):
+    """The RobotModel of `description` (URDF text or a .urdf/.xacro path) for the parameter
+    values. Doubtful inertias do not warn here: the caller reports `model.warnings` its own
+    way. Raises URDFError / ArgumentError with the reason."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        return load_robot(description, base_link=values["base_link"] or None,
+                          tip_link=values["tip_link"] or None, gravity=values["gravity"],
+                          strict=bool(values.get("strict_model")))
+
+
+def start_up_payload(values):
+    """(link, mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the CoM) of the payload
+    parameters, or None when payload_link is empty."""
+    if not values["payload_link"]:
+        return None
+    return (values["payload_link"], values["payload_mass"], list(values["payload_com"]),
+            inertia_tensor(*values["payload_inertia"]))
+
+
+def command_index(model, names):
+    """Model index of each joint of the effort commands (command_joints; None: the chain's
+    order), as an int array; ValueError unless they are distinct chain joints."""
+    names = list(model.joint_names) if names is None else list(names)
+    missing = [name for name in names if name not in model.joint_names]
+    if missing or len(set(names)) != len(names):
+        raise ValueError(f"command_joints must be distinct chain joints; not in the chain: "
+                         f"{missing} (chain: {list(model.joint_names)})")
+    return np.array([model.joint_index(name) for name in names], dtype=int)
