@@ -38,22 +38,26 @@ def adopting_orphans():
 
 
 def test_demo_runs_the_closed_loop(tmp_path):
-    plot = tmp_path / "loop.png"
+    plot, out_file, err_file = tmp_path / "loop.png", tmp_path / "out", tmp_path / "err"
     before = children_of(os.getpid())
-    with adopting_orphans():
-        result = subprocess.run(
-            [sys.executable, "-m", "robo_dynamics.ros.demo", "--duration", "1.5", "--rate",
-             "500", "--output", str(plot)], cwd=REPO, capture_output=True, text=True,
-            timeout=240)
-        # the demo's nodes, had it left any behind, are now our children
-        leftover = children_of(os.getpid()) - before
-        for pid in leftover:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+    # output to files, not pipes: a node left behind would hold a pipe open
+    with adopting_orphans(), out_file.open("w") as out, err_file.open("w") as err:
+        try:
+            returncode = subprocess.run(
+                [sys.executable, "-m", "robo_dynamics.ros.demo", "--duration", "1.5",
+                 "--rate", "500", "--output", str(plot)], cwd=REPO, stdout=out, stderr=err,
+                timeout=240).returncode
+        finally:
+            # the demo's nodes, had it left any behind, are now our children
+            leftover = children_of(os.getpid()) - before
+            for pid in leftover:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
     assert not leftover, f"the demo left processes behind: {leftover}"
-    assert result.returncode == 0, result.stderr[-2000:]
-    out = result.stdout
+    stdout, stderr = out_file.read_text(), err_file.read_text()
+    assert returncode == 0, stderr[-2000:]
+    out = stdout
     for phase in ("gravity compensation", "computed torque",
                   "computed torque, 1 kg payload declared",
                   "gravity compensation, 1 kg unknown payload"):
@@ -71,4 +75,4 @@ def test_demo_runs_the_closed_loop(tmp_path):
     final_errors = [float(row.split()[-4]) for row in rows[:6]]
     assert drift == max(final_errors) and drift < 1e-3, (drift, final_errors)
     for noise in ("Traceback", "never awaited", "Failed to publish log message"):
-        assert noise not in result.stderr, noise
+        assert noise not in stderr, noise
