@@ -60,6 +60,15 @@ def worst_disagreement(solver, reference, q, qd, qdd):
     return max(d.max_rel for d in report.values()), report
 
 
+@pytest.fixture(scope="module")
+def ros():
+    """rclpy initialised for the module's tests (isolated above), shut down after them."""
+    import rclpy
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
 def load_arm(name, **kwargs):
     import robo_dynamics as rd
     path, tip = ARMS[name]

@@ -7,31 +7,27 @@ domain id of its own before rclpy is imported).
 import errno
 import math
 import os
-import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from rclpy.executors import SingleThreadedExecutor
+from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.time import Time
 from builtin_interfaces.msg import Duration
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-from visualization_msgs.msg import MarkerArray
-from geometry_msgs.msg import WrenchStamped
 
 import robo_dynamics as rd
 from robo_dynamics.ros import joint_state_thread
-from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics.control.rate_limit import MAX_INTERVAL
-from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInertia
+from robo_dynamics_interfaces.msg import ControllerEvent
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
+import ros_harness
 from conftest import EXAMPLE_ROBOTS, rel, SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
@@ -43,101 +39,27 @@ QD = np.array([0.2, -0.1, 0.3, 0.0, -0.2, 0.1])
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ros_context():
-    rclpy.init()
+def ros_context(ros):
     yield
-    rclpy.shutdown()
 
 
-class Harness:
-    """A dynamics node, a peer node that talks to it, and an executor spinning both."""
-
-    TOPICS = {"gravity": (JointState, "gravity_torques"),
-              "command": (Float64MultiArray, "commands"),
-              "command_state": (JointState, "commanded_torques"),
-              "lambda": (OperationalSpaceInertia, "operational_space_inertia"),
-              "markers": (MarkerArray, "markers"), "wrench": (WrenchStamped, "tip_wrench")}
+class Harness(ros_harness.Harness):
+    """The dynamics node on rd_ur5e unless told otherwise, streaming (NAMES, Q, QD)."""
 
     def __init__(self, **params):
         params.setdefault("robot_description_file", URDF)
-        overrides = [Parameter(k, value=v) for k, v in params.items()]
-        self.node = DynamicsNode(parameter_overrides=overrides)
-        self.peer = rclpy.create_node("peer")
-        self.inbox = {key: [] for key in self.TOPICS}
-        self.inbox["diagnostics"] = []
-        for key, (kind, topic) in self.TOPICS.items():
-            self.peer.create_subscription(kind, f"/dynamics_node/{topic}",
-                                          lambda m, key=key: self.inbox[key].append(m), 100)
-        self.peer.create_subscription(DiagnosticArray, "/diagnostics",
-                                      lambda m: self.inbox["diagnostics"].append(m), 10)
-        self.inbox["events"] = []
-        self.peer.create_subscription(ControllerEvent, "/dynamics_node/events",
-                                      lambda m: self.inbox["events"].append(m), QoSProfile(
-                                          depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        self.joint_states = self.peer.create_publisher(JointState, "/joint_states", 100)
-        self.trajectory = self.peer.create_publisher(JointTrajectory,
-                                                     "/dynamics_node/desired_trajectory", 10)
-        self.set_point = self.peer.create_publisher(JointState, "/dynamics_node/desired_state",
-                                                    10)
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self.executor.add_node(self.peer)
+        super().__init__(default_state=(NAMES, Q, QD), **params)
 
-    def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.peer.destroy_node()
 
-    def spin(self, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.01)
-
-    def spin_until(self, predicate, timeout=5.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if predicate():
-                return True
-            self.executor.spin_once(timeout_sec=0.01)
-        return predicate()
-
-    def publish_state(self, names, q, qd=None):
-        self.joint_states.publish(JointState(name=list(names), position=list(map(float, q)),
-                                             velocity=[] if qd is None else list(map(float, qd))))
-
-    def stream(self, key, names=NAMES, q=Q, qd=QD, count=1, timeout=5.0):
-        """Publish the state until `count` messages arrive on `key`; return the last one."""
-        start = len(self.inbox[key])
-        end = time.monotonic() + timeout
-        while len(self.inbox[key]) < start + count and time.monotonic() < end:
-            self.publish_state(names, q, qd)
-            self.spin(0.01)
-        assert len(self.inbox[key]) >= start + count, f"nothing on {key}"
-        return self.inbox[key][-1]
-
-    def stream_until(self, key, predicate, names=NAMES, q=Q, qd=QD, timeout=10.0):
-        """Publish the state until the last message on `key` satisfies `predicate`."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            self.publish_state(names, q, qd)
-            self.spin(0.01)
-            if self.inbox[key] and predicate(self.inbox[key][-1]):
-                return self.inbox[key][-1]
-        raise AssertionError(f"{key}: condition not met; last {self.inbox[key][-1:]}")
-
-    def call(self, kind, name, request):
-        client = self.peer.create_client(kind, f"/dynamics_node/{name}")
-        assert client.wait_for_service(timeout_sec=5.0)
-        future = client.call_async(request)
-        self.executor.spin_until_future_complete(future, timeout_sec=5.0)
-        self.peer.destroy_client(client)
-        return future.result()
+@pytest.fixture(params=rd.BACKENDS)
+def backend(request):
+    """Every node test runs with each backend computing what the node publishes."""
+    return request.param
 
 
 @pytest.fixture
-def harness(request):
-    params = getattr(request, "param", {})
-    h = Harness(**params)
+def harness(request, backend):
+    h = Harness(backend=backend, **getattr(request, "param", {}))
     yield h
     h.close()
 
@@ -161,15 +83,16 @@ def test_gravity_torques_and_lambda_match_pinocchio(harness):
 def test_partial_and_reordered_messages_are_merged_by_name(harness):
     """Two publishers, each with half of the joints in its own order."""
     first, second = [5, 2, 0], [3, 1, 4]
-    harness.publish_state([NAMES[i] for i in first], Q[first], QD[first])
-    harness.spin(0.05)
-    assert harness.inbox["gravity"] == []            # incomplete: nothing published yet
-    end = time.monotonic() + 5.0
-    while len(harness.inbox["gravity"]) < 3 and time.monotonic() < end:
+    harness.send_and_wait([NAMES[i] for i in first], Q[first], QD[first])
+    assert harness.node.controller.counts["commands"] == 0   # incomplete: no command yet
+
+    def both_halves():
         harness.publish_state([NAMES[i] for i in second], Q[second], QD[second])
         harness.publish_state([NAMES[i] for i in first], Q[first], QD[first])
-        harness.spin(0.01)
-    assert rel(harness.inbox["gravity"][-1].effort, REF.gravity(Q)) <= 1e-9
+    assert harness.spin_until(lambda: len(harness.inbox["gravity"]) >= 3, action=both_halves)
+    # every output came from the complete state (outputs arrive in the order sent)
+    for msg in harness.inbox["gravity"]:
+        assert rel(msg.effort, REF.gravity(Q)) <= 1e-9
 
 
 @pytest.mark.parametrize("harness", [{"command_joints": ["wrist_3_joint", "elbow_joint",
@@ -184,18 +107,25 @@ def test_commands_follow_the_controller_joint_order(harness):
 
 def test_bad_messages_are_rejected_counted_and_never_published(harness):
     harness.stream("gravity")
+    harness.settle()
     before = len(harness.inbox["gravity"])
     bad = [(NAMES, [math.nan] + list(Q[1:]), None), (NAMES, Q[:5], None),
            (NAMES + ["ghost_joint"], list(Q) + [0.0], None), (NAMES, Q, QD[:3]), ([], [], None)]
+    commands = harness.node.controller.counts["commands"]
     for names, q, qd in bad:
-        harness.publish_state(names, q, qd)
-    harness.spin(0.3)
-    assert len(harness.inbox["gravity"]) == before
+        harness.send_and_wait(names, q, qd)
     assert harness.node.controller.merger.rejected == len(bad)
-    diag = harness.spin_until(lambda: any(
-        _value(d, "messages_rejected") == str(len(bad)) for d in harness.inbox["diagnostics"]),
-        timeout=3.0)
-    assert diag
+    assert harness.node.controller.counts["commands"] == commands    # none computed
+    # then a good state at another pose: every output up to its own is g(Q) (the stream
+    # before) or g(Q2); none came from the bad ones (outputs arrive in the order sent)
+    Q2 = Q + 0.1
+    harness.send_and_wait(NAMES, Q2, QD)
+    assert harness.spin_until(lambda: rel(harness.inbox["gravity"][-1].effort,
+                                          REF.gravity(Q2)) <= 1e-9)
+    for msg in harness.inbox["gravity"][before:]:
+        assert min(rel(msg.effort, REF.gravity(Q)), rel(msg.effort, REF.gravity(Q2))) <= 1e-9
+    assert harness.spin_until(lambda: any(
+        _value(d, "messages_rejected") == str(len(bad)) for d in harness.inbox["diagnostics"]))
     for msg in harness.inbox["gravity"]:
         assert all(math.isfinite(v) for v in msg.effort)
 
@@ -203,19 +133,21 @@ def test_bad_messages_are_rejected_counted_and_never_published(harness):
 @pytest.mark.parametrize("harness", [{"stale_timeout": 0.15}], indirect=True)
 def test_stale_input_stops_commands_and_fresh_input_resumes_them(harness):
     harness.stream("gravity")
-    # one publisher keeps sending three joints; the other three go silent
+    # one publisher keeps sending three joints; the other three go silent until the node
+    # finds them stale (on a joint state: the event, once)
     part = [0, 1, 2]
-    end = time.monotonic() + 0.6
-    while time.monotonic() < end:
-        harness.publish_state([NAMES[i] for i in part], Q[part], QD[part])
-        harness.spin(0.01)
-    count = len(harness.inbox["gravity"])
-    harness.publish_state([NAMES[i] for i in part], Q[part], QD[part])
-    harness.spin(0.3)
-    assert len(harness.inbox["gravity"]) == count     # stale: stopped
+    controller = harness.node.controller
+    assert harness.spin_until(lambda: controller.counts["stale"] > 0, action=lambda: (
+        harness.publish_state([NAMES[i] for i in part], Q[part], QD[part])))
+    commands = controller.counts["commands"]
+    for _ in range(5):                                # stale: no command for any of these
+        harness.send_and_wait([NAMES[i] for i in part], Q[part], QD[part])
+    assert controller.counts["commands"] == commands
+    assert harness.spin_until(lambda: any(e.kind == "stale" for e in harness.inbox["events"]))
     assert harness.spin_until(lambda: any(
-        "stale" in _status(d).message for d in harness.inbox["diagnostics"]), timeout=3.0)
+        "stale" in _status(d).message for d in harness.inbox["diagnostics"]))
     harness.stream("gravity")                          # everything fresh again: resumes
+    assert controller.counts["commands"] > commands
 
 
 @pytest.mark.parametrize("harness", [{"torque_limit_scale": 0.1}], indirect=True)
@@ -366,9 +298,8 @@ def test_parameters_are_validated(harness):
                          indirect=True)
 def test_cross_check_is_reported_on_diagnostics(harness):
     harness.stream("gravity", count=5)
-    assert harness.spin_until(lambda: _value(harness.inbox["diagnostics"][-1],
-                                             "cross_check_gravity") not in (None,)
-                              if harness.inbox["diagnostics"] else False, timeout=3.0)
+    assert harness.spin_until(lambda: harness.inbox["diagnostics"] and _value(
+        harness.inbox["diagnostics"][-1], "cross_check_gravity") is not None)
     harness.stream("gravity", count=5)
     status = _status(harness.inbox["diagnostics"][-1])
     assert status.level == DiagnosticStatus.OK, status.message
@@ -382,14 +313,14 @@ def test_cross_check_is_reported_on_diagnostics(harness):
 @pytest.mark.parametrize("harness", [{"cross_check_rate": 20.0, "diagnostics_rate": 20.0,
                                       "cross_check_tolerance": 1e-300}], indirect=True)
 def test_disagreement_above_tolerance_is_an_error(harness):
-    assert harness.spin_until(lambda: (harness.publish_state(NAMES, Q, QD) or True) and any(
+    assert harness.spin_until(lambda: any(
         _status(d).level == DiagnosticStatus.ERROR for d in harness.inbox["diagnostics"]),
-        timeout=5.0)
+        action=lambda: harness.publish_state(NAMES, Q, QD))
 
 
 @pytest.mark.parametrize("harness", [{"marker_rate": 20.0}], indirect=True)
 def test_markers_and_tip_wrench(harness):
-    harness.stream("markers", timeout=5.0)
+    harness.stream("markers")
     markers = harness.inbox["markers"][-1].markers
     namespaces = {m.ns for m in markers}
     assert namespaces == {"lambda_ellipsoid", "centre_of_mass", "gravity_torque"}
@@ -397,7 +328,7 @@ def test_markers_and_tip_wrench(harness):
     assert [m.header.frame_id for m in com] == list(ROBOT.body_links)
     np.testing.assert_allclose([com[1].pose.position.x, com[1].pose.position.y,
                                 com[1].pose.position.z], ROBOT.com[1])
-    wrench = harness.stream("wrench", timeout=5.0)
+    wrench = harness.stream("wrench")
     assert wrench.header.frame_id == "tool0"
     R, _ = REF.tip_pose(Q)
     p = REF.operational_space(Q, np.zeros(6)).gravity_wrench
@@ -413,7 +344,7 @@ def test_description_from_the_transient_local_topic():
     h = Harness(robot_description_file="")
     h.executor.add_node(publisher_node)
     try:
-        assert h.spin_until(lambda: h.node.model is not None, timeout=5.0)
+        assert h.spin_until(lambda: h.node.model is not None)
         assert h.node.model.joint_names == ("joint1", "joint2")
         q = np.array([0.4, -0.7])
         msg = h.stream("gravity", names=["joint1", "joint2"], q=q, qd=[0.0, 0.0])
@@ -460,7 +391,8 @@ def test_simulated_time_drives_staleness_and_the_node_clock(harness):
 
     def tick(seconds):
         clock.publish(Clock(clock=Time(seconds=seconds).to_msg()))
-        harness.spin(0.05)
+        ns = Time(seconds=seconds).nanoseconds
+        assert harness.spin_until(lambda: harness.node.get_clock().now().nanoseconds == ns)
     tick(1000.0)
     harness.stream("gravity")
     harness.spin_until(lambda: harness.node._system_time is False and
@@ -474,37 +406,27 @@ def test_simulated_time_drives_staleness_and_the_node_clock(harness):
 def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
     harness.stream("gravity", count=3)
     assert harness.node._system_time
-    assert abs(harness.node._now() - time.time()) < 0.05
-    ros_now = harness.node.get_clock().now().nanoseconds * 1e-9
-    assert abs(harness.node._now() - ros_now) < 0.05
+    # the node's clock reading lies between two readings of its ROS clock (system time)
+    before = harness.node.get_clock().now().nanoseconds
+    now = harness.node._now()
+    after = harness.node.get_clock().now().nanoseconds
+    assert before * 1e-9 - 1e-6 <= now <= after * 1e-9 + 1e-6
 
 
 def test_remapped_joint_states_and_node_name_reach_the_helper_node():
     """joint_states is taken by a helper node (joint_state_thread.py): it must follow the
     node's own remapping and name, given as node arguments."""
-    node = DynamicsNode(cli_args=["--ros-args", "-r", "__node:=left_arm_dynamics",
-                                  "-r", "joint_states:=/left/joint_states",
-                                  "-p", f"robot_description_file:={URDF}"])
-    peer = rclpy.create_node("remap_peer")
-    inbox = []
-    peer.create_subscription(JointState, "/left_arm_dynamics/gravity_torques", inbox.append, 10)
-    publisher = peer.create_publisher(JointState, "/left/joint_states", 10)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    executor.add_node(peer)
+    h = Harness(node_args=["--ros-args", "-r", "__node:=left_arm_dynamics",
+                           "-r", "joint_states:=/left/joint_states"])
     try:
+        node = h.node
         assert node.joint_states.topic == "/left/joint_states"
         assert node.joint_states.node.get_name() == "left_arm_dynamics_joint_states"
-        end = time.monotonic() + 5.0
-        while not inbox and time.monotonic() < end:
-            publisher.publish(JointState(name=NAMES, position=Q.tolist()))
-            executor.spin_once(timeout_sec=0.01)
-        assert inbox, "no gravity torques for joint states on the remapped topic"
-        assert rel(np.array(inbox[-1].effort), REF.gravity(Q)) <= 1e-9
+        assert h.joint_states.topic_name == "/left/joint_states"
+        msg = h.stream("gravity")       # the peer listens on /left_arm_dynamics/...
+        assert rel(np.array(msg.effort), REF.gravity(Q)) <= 1e-9
     finally:
-        executor.shutdown()
-        node.destroy_node()
-        peer.destroy_node()
+        h.close()
 
 
 def _thread_scheduling(harness):
@@ -568,11 +490,12 @@ class SimulatedClock:
         h = self.harness
         self.set(t)
         count = len(h.inbox["command_state"])
-        h.publish_state(NAMES, q, qd)
         if not expect_command:
-            h.spin(0.05)
-            assert len(h.inbox["command_state"]) == count
+            commands = h.node.controller.counts["commands"]
+            h.send_and_wait(NAMES, q, qd)
+            assert h.node.controller.counts["commands"] == commands
             return None
+        h.publish_state(NAMES, q, qd)
         assert h.spin_until(lambda: len(h.inbox["command_state"]) > count)
         command = np.array(h.inbox["command_state"][-1].effort)
         self.log.append((t, command))
@@ -765,7 +688,7 @@ def test_model_warnings_are_on_diagnostics(harness):
         harness.publish_state(names, q)
         return bool(harness.inbox["diagnostics"]) and _status(
             harness.inbox["diagnostics"][-1]).level == DiagnosticStatus.OK
-    assert harness.spin_until(shows_warnings, timeout=5.0)
+    assert harness.spin_until(shows_warnings)
     last = harness.inbox["diagnostics"][-1]
     for i, note in enumerate(robot.warnings, start=1):
         assert _value(last, f"model_warning_{i}") == note
