@@ -5,16 +5,17 @@ import math
 
 import numpy as np
 import pytest
-import rclpy
 from hypothesis import HealthCheck, given, settings, strategies as st
 from rclpy.parameter import Parameter
 
 from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
+import robo_dynamics as rd
 from conftest import SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
+REF = rd.make_solver(rd.load_robot(URDF), "pinocchio")
 NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
          "wrist_2_joint", "wrist_3_joint"]
 SETTINGS = settings(max_examples=300, deadline=None,
@@ -28,12 +29,10 @@ names = st.one_of(st.just([]), st.permutations(NAMES).map(list),
 
 
 @pytest.fixture(scope="module")
-def node():
-    rclpy.init()
+def node(ros):
     n = DynamicsNode(parameter_overrides=[Parameter("robot_description_file", value=URDF)])
     yield n
     n.destroy_node()
-    rclpy.shutdown()
 
 
 def valid_state(joint_names, *arrays, optional=()):
@@ -107,10 +106,34 @@ def test_set_payload_requests(node, link, mass, numbers):
     if not response.success:
         assert response.message
     else:
-        assert link in ("tool0", "wrist_3_link") and math.isfinite(mass) and mass >= 0
+        assert link in ("tool0", "wrist_3_link") and 0.0 <= mass <= 5.0
+        assert all(math.isfinite(v) for v in numbers)
         # undo, so that later examples start from the bare arm
         assert node._srv_set_payload(SetPayload.Request(link=link, mass=0.0),
                                      SetPayload.Response()).success
+
+
+@SETTINGS
+@given(st.floats(0.0, 5.0), st.lists(st.floats(0.01, 0.3), min_size=3, max_size=3),
+       st.lists(st.floats(-0.2, 0.2), min_size=3, max_size=3))
+def test_physical_payloads_are_accepted_and_weigh_what_they_weigh(node, mass, sides, com):
+    """A solid box of up to max_payload_mass (5 kg) at tool0 is always accepted, and the
+    gravity torques then grow by −J_cᵀ m g, J_c the Jacobian of the box's centre (from
+    Pinocchio's tool0 Jacobian and pose: v_c = v + ω × R c)."""
+    a, b, c = sides
+    request = SetPayload.Request(link="tool0", mass=mass, ixx=mass * (b * b + c * c) / 12,
+                                 iyy=mass * (a * a + c * c) / 12, izz=mass * (a * a + b * b) / 12)
+    request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z = com
+    response = node._srv_set_payload(request, SetPayload.Response())
+    assert response.success, response.message
+    q = np.array([0.3, -1.1, 1.4, -0.9, 1.2, 0.4])
+    J, (R, _) = REF.jacobian(q), REF.tip_pose(q)
+    r = R @ np.array(com)
+    J_c = J[:3] - np.cross(r, J[3:], axisa=0, axisb=0, axisc=0)     # v_c = v + ω × r
+    expected = REF.gravity(q) - J_c.T @ (mass * REF.model.gravity)
+    np.testing.assert_allclose(node.solver.gravity(q), expected, rtol=0, atol=1e-9)
+    assert node._srv_set_payload(SetPayload.Request(link="tool0", mass=0.0),
+                                 SetPayload.Response()).success
 
 
 def test_node_still_computes_after_the_fuzzing(node):

@@ -7,7 +7,6 @@ import math
 
 import pytest
 import yaml
-import rclpy
 
 from robo_dynamics.ros import parameters
 from robo_dynamics.ros.dynamics_node import DynamicsNode
@@ -60,12 +59,11 @@ def test_parameter_files_are_valid(path):
 @pytest.mark.parametrize("urdf, config", [("rd_ur5e.urdf", "rd_ur5e.yaml"),
                                           ("planar_2link.urdf", "planar_2link.yaml"),
                                           ("rd_ur5e.urdf", "dynamics.yaml")])
-def test_node_starts_from_each_parameter_file(urdf, config):
-    rclpy.init()
+def test_node_starts_from_each_parameter_file(urdf, config, ros):
+    node = DynamicsNode(cli_args=[
+        "--ros-args", "--params-file", str(REPO / "config" / config),
+        "-p", f"robot_description_file:={REPO / 'urdf' / urdf}"])
     try:
-        node = DynamicsNode(cli_args=[
-            "--ros-args", "--params-file", str(REPO / "config" / config),
-            "-p", f"robot_description_file:={REPO / 'urdf' / urdf}"])
         values = yaml.safe_load((REPO / "config" / config).read_text())[
             "dynamics_node"]["ros__parameters"]
         for name, value in values.items():
@@ -75,9 +73,8 @@ def test_node_starts_from_each_parameter_file(urdf, config):
             assert (list(got) if isinstance(value, list) else got) == value, name
         assert node.model is not None
         assert math.isfinite(node.controller.settings.effort_bound.sum())
-        node.destroy_node()
     finally:
-        rclpy.shutdown()
+        node.destroy_node()
 
 
 def test_rviz_config_shows_what_the_node_publishes():

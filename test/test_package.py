@@ -9,6 +9,8 @@ import sys
 import xml.etree.ElementTree as ET
 import zipfile
 
+import numpy as np
+
 import robo_dynamics
 from conftest import REPO
 
@@ -27,7 +29,7 @@ ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
                 "robo_dynamics_interfaces"}
-TEST_HELPERS = {"conftest", "pinocchio_mimic", "ros_peer", "robo_dynamics"}
+TEST_HELPERS = {"conftest", "pinocchio_mimic", "ros_harness", "ros_peer", "robo_dynamics"}
 
 
 def manifest(path):
@@ -149,10 +151,23 @@ def test_compare_prints_both_backends_and_their_difference(capsys):
         assert float(line.split("1): ")[1].split(",")[0]) < bound, line
 
 
-def test_public_api():
+def test_public_api_as_documented():
+    """What the package docstring shows: load_robot, make_solver with the default backend
+    (Pinocchio), inverse_dynamics — equal to pinocchio.rnea called on the same URDF."""
+    import pinocchio as pin
+    assert set(robo_dynamics.__all__) <= set(dir(robo_dynamics))
     assert set(robo_dynamics.BACKENDS) == {"rnea", "pinocchio"}
-    assert callable(robo_dynamics.load_robot) and callable(robo_dynamics.make_solver)
     assert pathlib.Path(robo_dynamics.__file__).parent == PACKAGE_DIR
+    urdf = REPO / "urdf" / "rd_ur5e.urdf"
+    robot = robo_dynamics.load_robot(str(urdf))
+    solver = robo_dynamics.make_solver(robot)
+    assert solver.name == robo_dynamics.DEFAULT_BACKEND == "pinocchio"
+    model = pin.buildModelFromUrdf(str(urdf))          # six revolute joints, same order
+    assert list(model.names[1:]) == list(robot.joint_names)
+    q, qd, qdd = np.array([0.3, -1.1, 1.4, -0.9, 1.2, 0.4]), np.full(6, 0.2), np.full(6, -0.5)
+    expected = pin.rnea(model, model.createData(), q, qd, qdd)
+    np.testing.assert_allclose(solver.inverse_dynamics(q, qd, qdd), expected, rtol=0,
+                               atol=1e-12 * np.abs(expected).max())
 
 
 def test_no_module_reaches_into_another_objects_private_members():

@@ -1,21 +1,17 @@
 """Singular poses, stale and bursty input on the running node."""
 
-import time
-
 import numpy as np
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
 
 import robo_dynamics as rd
+import ros_harness
 from robo_dynamics.algorithms.operational_space import KAPPA_MAX
-from robo_dynamics.ros.dynamics_node import DynamicsNode
-from robo_dynamics_interfaces.msg import OperationalSpaceInertia
-from conftest import SHIPPED
+from conftest import SHIPPED, rel
 
 UR5E = SHIPPED / "rd_ur5e.urdf"
+ROBOT = rd.load_robot(UR5E)
+NAMES = list(ROBOT.joint_names)
+REF = rd.make_solver(ROBOT, "pinocchio")
 # exact singular poses: wrist (q5 = 0), elbow stretched (q3 = 0), and both with the wrist
 # centre over the base axis is hard to hit exactly, so: wrist, elbow, wrist + elbow
 SINGULAR = {
@@ -61,108 +57,58 @@ def test_planar_arm_stretched_out():
 
 
 @pytest.fixture
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+def harness(ros):
+    h = ros_harness.Harness(robot_description_file=str(UR5E), marker_rate=0.0,
+                            default_state=(NAMES, SINGULAR["wrist"] + 0.3, None))
+    yield h
+    h.close()
 
 
-def make_harness(**params):
-    node = DynamicsNode(parameter_overrides=[Parameter("robot_description_file", value=str(UR5E)),
-                                             Parameter("marker_rate", value=0.0)]
-                        + [Parameter(k, value=v) for k, v in params.items()])
-    peer = rclpy.create_node("reliability_peer")
-    inbox = {"gravity": [], "lambda": []}
-    peer.create_subscription(JointState, "/dynamics_node/gravity_torques",
-                             lambda m: inbox["gravity"].append((time.monotonic(), m)), 1000)
-    peer.create_subscription(OperationalSpaceInertia, "/dynamics_node/operational_space_inertia",
-                             lambda m: inbox["lambda"].append(m), 1000)
-    pub = peer.create_publisher(JointState, "/joint_states", 1000)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    executor.add_node(peer)
-    return node, peer, pub, inbox, executor
+def test_node_at_singular_poses_publishes_bounded_flagged_lambda_and_limited_torques(harness):
+    for q in SINGULAR.values():
+        msg = harness.stream("lambda", NAMES, q, count=5)
+        assert msg.near_singular and np.all(np.isfinite(msg.lambda_matrix))
+        assert msg.condition_number > KAPPA_MAX
+    assert len(harness.inbox["lambda"]) >= 15
+    for msg in harness.inbox["lambda"]:
+        assert msg.near_singular and np.all(np.isfinite(msg.lambda_matrix))
+    for msg in harness.inbox["gravity"]:
+        assert np.all(np.abs(msg.effort) <= ROBOT.effort_limit)
 
 
-def spin(executor, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        executor.spin_once(timeout_sec=0.002)
+def test_commands_come_only_from_fresh_joint_states(harness):
+    """No input, no command: when the stream stops the commands stop with it (nothing is
+    sent from a timer), the node reports the silence as stale, and fresh input resumes
+    the commands."""
+    harness.stream("gravity", count=20)
+    harness.settle()
+    controller = harness.node.controller
+    commands = controller.counts["commands"]
+    # silent: wait until the node says so on /diagnostics (its timer runs meanwhile)
+    assert harness.spin_until(lambda: any(
+        "stale" in d.status[0].message for d in harness.inbox["diagnostics"]))
+    assert controller.counts["commands"] == commands
+    msg = harness.stream("gravity")                  # resumes on fresh data
+    assert controller.counts["commands"] > commands
+    assert rel(msg.effort, REF.gravity(SINGULAR["wrist"] + 0.3)) <= 1e-9
 
 
-def test_node_at_singular_poses_publishes_bounded_flagged_lambda_and_limited_torques(ros):
-    node, peer, pub, inbox, executor = make_harness()
-    names = list(node.model.joint_names)
-    try:
-        for q in SINGULAR.values():
-            for _ in range(5):
-                pub.publish(JointState(name=names, position=q.tolist(), velocity=[0.0] * 6))
-                spin(executor, 0.02)
-        assert len(inbox["lambda"]) >= 10
-        for msg in inbox["lambda"]:
-            assert msg.near_singular and np.all(np.isfinite(msg.lambda_matrix))
-            assert msg.condition_number > KAPPA_MAX
-        for _, msg in inbox["gravity"]:
-            assert np.all(np.abs(msg.effort) <= node.model.effort_limit)
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        peer.destroy_node()
-
-
-def test_commands_stop_within_the_timeout_and_resume(ros):
-    timeout = 0.1
-    node, peer, pub, inbox, executor = make_harness(stale_timeout=timeout)
-    names = list(node.model.joint_names)
-    q = SINGULAR["wrist"] + 0.3
-    try:
-        for _ in range(50):                            # a live stream...
-            pub.publish(JointState(name=names, position=q.tolist()))
-            spin(executor, 0.005)
-        last_input = time.monotonic()                  # ...that stops
-        spin(executor, 3 * timeout)
-        # the last command follows the last input by processing time only (slack for a
-        # loaded machine), well within the timeout
-        assert inbox["gravity"][-1][0] - last_input <= timeout + 0.05
-        count = len(inbox["gravity"])
-        spin(executor, 0.2)
-        assert len(inbox["gravity"]) == count          # nothing while silent
-        for _ in range(10):                            # resumes on fresh data
-            pub.publish(JointState(name=names, position=q.tolist()))
-            spin(executor, 0.005)
-        assert len(inbox["gravity"]) > count
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        peer.destroy_node()
-
-
-def test_bursts_do_not_grow_queues(ros):
+def test_bursts_do_not_grow_queues(harness):
     """A burst of 10× the nominal rate (10 000 messages as fast as they can be sent): the
     subscription keeps the newest 10 (KEEP_LAST), the node keeps up afterwards, memory
     stays put."""
     import resource
-    node, peer, pub, inbox, executor = make_harness()
-    names = list(node.model.joint_names)
-    q = (SINGULAR["elbow"] + 0.5).tolist()
-    try:
-        spin(executor, 0.2)
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        for burst in range(10):
-            for _ in range(1000):
-                pub.publish(JointState(name=names, position=q))
-            spin(executor, 0.2)
-        accepted = node.received
-        assert 0 < accepted <= 10_000
-        assert node.errors == 0 and node.controller.merger.rejected == 0
-        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        assert rss_after - rss_before < 50_000          # KiB: no unbounded growth
-        before = len(inbox["gravity"])
-        for _ in range(20):                             # and it still answers promptly
-            pub.publish(JointState(name=names, position=q))
-            spin(executor, 0.005)
-        assert len(inbox["gravity"]) > before
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        peer.destroy_node()
+    q = SINGULAR["elbow"] + 0.5
+    harness.stream("gravity", NAMES, q)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for burst in range(10):
+        for _ in range(1000):
+            harness.publish_state(NAMES, q)
+        harness.send_and_wait(NAMES, q)               # the burst's end has been taken
+    accepted = harness.node.received
+    assert 0 < accepted <= 10_000 + 20
+    assert harness.node.errors == 0 and harness.node.controller.merger.rejected == 0
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert rss_after - rss_before < 50_000          # KiB: no unbounded growth
+    msg = harness.stream("gravity", NAMES, q)         # and it still answers
+    assert rel(msg.effort, REF.gravity(q)) <= 1e-9

@@ -1,13 +1,9 @@
 """sim_arm in-process: it publishes joint states, takes effort commands by name order,
 times them out, and closes the loop with dynamics_node (gravity compensation holds)."""
 
-import time
-
 import numpy as np
 import pytest
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -15,6 +11,7 @@ import robo_dynamics as rd
 from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics.ros.sim_arm_node import SimArmNode
 from conftest import SHIPPED
+from ros_harness import Loop, overrides
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
 REF = rd.make_solver(rd.load_robot(URDF), "pinocchio")
@@ -22,52 +19,42 @@ Q0 = [0.3, -1.2, 1.4, -0.9, 1.2, 0.4]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ros_context():
-    rclpy.init()
+def ros_context(ros):
     yield
-    rclpy.shutdown()
-
-
-def spin(executor, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        executor.spin_once(timeout_sec=0.005)
 
 
 def make_sim(**params):
     params.setdefault("robot_description_file", URDF)
     params.setdefault("initial_positions", Q0)
-    return SimArmNode(parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    return SimArmNode(parameter_overrides=overrides(params))
 
 
 def test_brakes_hold_until_commands_and_again_after_the_timeout():
-    sim = make_sim(command_timeout=0.05, publish_rate=200.0)
-    peer = rclpy.create_node("peer")
+    loop = Loop()
+    sim = loop.add(make_sim(command_timeout=0.05, publish_rate=200.0))
+    peer = loop.add(rclpy.create_node("peer"))
     states = []
     peer.create_subscription(JointState, "/joint_states", states.append, 100)
     commands = peer.create_publisher(Float64MultiArray, "/effort_commands", 10)
-    executor = SingleThreadedExecutor()
-    executor.add_node(sim)
-    executor.add_node(peer)
     try:
-        spin(executor, 0.3)
-        assert states and np.allclose(states[-1].position, Q0)       # braked: not falling
+        assert loop.spin_until(lambda: len(states) >= 10)
+        assert np.allclose(states[-1].position, Q0)                   # braked: not falling
         np.testing.assert_allclose(states[-1].effort, REF.gravity(Q0), rtol=1e-12)
         commands.publish(Float64MultiArray(data=[1.0, 2.0, 3.0]))     # wrong length
-        spin(executor, 0.1)
-        assert sim.rejected == 1 and np.allclose(states[-1].position, Q0)
+        assert loop.spin_until(lambda: sim.rejected == 1)
+        assert sim.arm.braked and np.allclose(states[-1].position, Q0)
         commands.publish(Float64MultiArray(data=[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
-        spin(executor, 0.3)                # released, fell, timed out: braked where it was
-        assert sim.arm.braked
+        assert loop.spin_until(lambda: not sim.arm.braked)           # released: it falls
+        assert loop.spin_until(lambda: sim.arm.braked)    # timed out: braked where it was
+        count = len(states)
+        assert loop.spin_until(lambda: len(states) >= count + 2)
         q = np.array(states[-1].position)
         assert np.max(np.abs(q - Q0)) > 1e-3 and np.all(np.array(states[-1].velocity) == 0.0)
         assert np.all(np.array(states[-2].position) == q)
         np.testing.assert_allclose(states[-1].effort, REF.gravity(q), rtol=1e-12)
         assert list(states[-1].name) == list(sim.model.joint_names)
     finally:
-        executor.shutdown()
-        sim.destroy_node()
-        peer.destroy_node()
+        loop.close()
 
 
 def test_command_order_follows_command_joints():
@@ -82,25 +69,22 @@ def test_command_order_follows_command_joints():
 
 def test_closed_loop_gravity_compensation_holds_the_arm():
     sim = make_sim(publish_rate=500.0)
-    node = DynamicsNode(parameter_overrides=[Parameter("robot_description_file", value=URDF),
-                                             Parameter("marker_rate", value=0.0)])
+    node = DynamicsNode(parameter_overrides=overrides(
+        {"robot_description_file": URDF, "marker_rate": 0.0}))
     # the dynamics node's gravity command is the simulator's effort input
     bridge = rclpy.create_node("bridge")
     relay = bridge.create_publisher(Float64MultiArray, "/effort_commands", 10)
     bridge.create_subscription(Float64MultiArray, "/dynamics_node/commands",
                                relay.publish, 10)
-    executor = SingleThreadedExecutor()
-    for n in (sim, node, bridge):
-        executor.add_node(n)
+    loop = Loop(sim, node, bridge)
     try:
-        spin(executor, 1.5)
+        # 1.5 s of simulated time under the node's commands
+        assert loop.spin_until(lambda: not sim.arm.braked and sim.arm.t >= 1.5, timeout=60.0)
         assert not sim.arm.braked
         np.testing.assert_allclose(sim.arm.q, Q0, atol=1e-9)
         assert np.max(np.abs(sim.arm.v)) < 1e-9
     finally:
-        executor.shutdown()
-        for n in (sim, node, bridge):
-            n.destroy_node()
+        loop.close()
 
 
 def test_unknown_payload_makes_the_arm_sag_under_gravity_compensation():

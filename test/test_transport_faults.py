@@ -23,13 +23,13 @@ import numpy as np
 import pytest
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 import robo_dynamics as rd
 from robo_dynamics.control.rate_limit import MAX_INTERVAL
 from robo_dynamics_interfaces.msg import ControllerEvent
+from ros_harness import Loop
 from conftest import REPO, SHIPPED, rel
 
 URDF = SHIPPED / "rd_ur5e.urdf"
@@ -44,10 +44,8 @@ DEADLINE = 90.0                               # s: only a hang takes this long
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ros_context():
-    rclpy.init()
+def ros_context(ros):
     yield
-    rclpy.shutdown()
 
 
 class Processes:
@@ -108,12 +106,8 @@ def errors(process):
 
 def wait_line(process, line, recorder):
     """Spin the recorder until `process` has printed `line`."""
-    deadline = time.monotonic() + DEADLINE
-    while line not in process.lines:
-        assert process.poll() is None, errors(process)[-2000:]
-        if time.monotonic() > deadline:
-            pytest.fail(f"no '{line}' from {process.args[2:4]}")
-        recorder.spin()
+    recorder.wait(lambda: line in process.lines, f"'{line}' from {process.args[2:4]}",
+                  process)
 
 
 def rss_mb(process):
@@ -125,12 +119,13 @@ def rss_mb(process):
     raise RuntimeError("no VmRSS")
 
 
-class Recorder:
+class Recorder(Loop):
     """The test's own node: the commands (commanded_torques, stamped with the joint state
     they answer), the node's events and its latest diagnostics values."""
 
     def __init__(self, joint_states=False):
-        self.node = rclpy.create_node("transport_recorder")
+        super().__init__()
+        self.node = self.add(rclpy.create_node("transport_recorder"))
         self.commands = []             # (stamp [s], effort (n,)) in arrival order
         self.events = []               # ControllerEvent
         self.diagnostics = {}
@@ -146,8 +141,6 @@ class Recorder:
             self.node.create_subscription(
                 JointState, "/joint_states",
                 lambda m: self.joint_states.append((stamp(m), tuple(m.name))), 1000)
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
 
     def _command(self, msg):
         assert list(msg.name) == NAMES
@@ -158,18 +151,15 @@ class Recorder:
             if status.name.endswith("dynamics_node"):
                 self.diagnostics = {kv.key: kv.value for kv in status.values}
 
-    def spin(self):
-        self.executor.spin_once(timeout_sec=0.01)
-
-    def wait(self, condition, what, node=None):
-        deadline = time.monotonic() + DEADLINE
-        while not condition():
-            if node is not None and node.poll() is not None:
-                pytest.fail(f"the node exited while waiting for {what}: "
-                            f"{errors(node)[-2000:]}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"timed out waiting for {what}")
-            self.spin()
+    def wait(self, condition, what, process=None):
+        """Spin until condition() holds; fail if `process` exits first or on a hang."""
+        def done():
+            if process is not None and process.poll() is not None:
+                pytest.fail(f"{process.args[2:4]} exited while waiting for {what}: "
+                            f"{errors(process)[-2000:]}")
+            return condition()
+        if not self.spin_until(done, timeout=DEADLINE):
+            pytest.fail(f"timed out waiting for {what}")
 
     def wait_commands(self, count, node):
         target = len(self.commands) + count
@@ -179,9 +169,6 @@ class Recorder:
         return next((i for i, e in enumerate(self.events) if i >= after and e.kind == kind),
                     None)
 
-    def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
 
 
 @pytest.fixture
