@@ -13,19 +13,19 @@ import pathlib
 import platform
 import subprocess
 import sys
-import sysconfig
 import time
 
 import numpy as np
 
 from robo_dynamics.algorithms.rnea_codegen import BATCH_CHUNK
+from robo_dynamics.paths import example_robots
 from robo_dynamics.ros.isolation import isolate
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-EXAMPLE_ROBOTS = (pathlib.Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share"
-                  / "example-robot-data" / "robots")
+EXAMPLE_ROBOTS = example_robots()
 ARMS = {"rd_ur5e (6-DoF)": (REPO / "urdf" / "rd_ur5e.urdf", None),
         "Panda (7-DoF)": (EXAMPLE_ROBOTS / "panda_description/urdf/panda.urdf", "panda_hand_tcp")}
+KEPT = "## Design measurements"    # this section of BENCHMARKS.md is written by hand and kept
 PRIORITY = 50        # SCHED_FIFO priority of the node benchmark's real-time runs
 TARGETS = {"rnea_ratio": 20.0, "batch_ratio": 1.0 / 3.0, "callback_p99_us": 250.0,
            "latency_ratio": 1.2}
@@ -387,7 +387,10 @@ def main(argv=None):
         sections.append(node_section(runs, args.node_seconds, PRIORITY))
         print(sections[-1], flush=True)
 
-    pathlib.Path(args.output).write_text("\n\n".join(sections) + "\n")
+    output = pathlib.Path(args.output)
+    kept = output.read_text().partition(KEPT)[2] if output.is_file() else ""
+    sections.append(KEPT + kept.rstrip("\n") if kept else "")
+    output.write_text("\n\n".join(s for s in sections if s) + "\n")
     print(f"written: {args.output}")
     return 0
 

@@ -23,3 +23,27 @@ def share_directory():
 def urdf_path(name=DEFAULT_ARM):
     """Path of a shipped URDF (default: the default arm)."""
     return share_directory() / "urdf" / name
+
+
+def example_robots():
+    """The robots/ folder of example-robot-data (real robots' URDFs, used by the tests, the
+    benchmarks and dynamics_compare): from the ament index of a ROS install
+    (ros-$ROS_DISTRO-example-robot-data), else from the pip distribution example-robot-data;
+    None when neither is installed."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        robots = pathlib.Path(get_package_share_directory("example-robot-data")) / "robots"
+        if robots.is_dir():
+            return robots
+    except Exception:  # ament_index_python absent, no AMENT_PREFIX_PATH, or not indexed
+        pass
+    import importlib.metadata
+    try:
+        files = importlib.metadata.distribution("example-robot-data").files or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for path in files:              # e.g. cmeel.prefix/share/example-robot-data/robots/...
+        if "robots" in path.parts[:-1]:
+            below = len(path.parts) - path.parts.index("robots") - 2   # folders below robots/
+            return pathlib.Path(path.locate()).parents[below]
+    return None

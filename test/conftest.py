@@ -1,11 +1,12 @@
 """Shared fixtures: the arms the dynamics are proven on, and seeded random states."""
 
 import pathlib
-import sysconfig
 
 import numpy as np
 import pytest
 
+from robo_dynamics.backends.cross_check import difference
+from robo_dynamics.paths import example_robots
 from robo_dynamics.ros.isolation import isolate
 
 # Any test that starts ROS stays on this machine, in a domain of its own (set before any
@@ -14,8 +15,8 @@ isolate()
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "urdf"
-EXAMPLE_ROBOTS = (pathlib.Path(sysconfig.get_paths()["purelib"])
-                  / "cmeel.prefix" / "share" / "example-robot-data" / "robots")
+EXAMPLE_ROBOTS = example_robots()     # a test dependency: its absence is an error, not a skip
+assert EXAMPLE_ROBOTS is not None, "example-robot-data is not installed (make venv)"
 
 # name → (URDF path, tip_link or None for the default)
 ARMS = {
@@ -38,9 +39,9 @@ ARMS = {
 
 
 def rel(a, b):
-    """Norm-wise relative error max |a − b| / max |b| of a result against its reference."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)
+    """Norm-wise relative error max |a − b| / max |b| of a result against its reference
+    (cross_check.difference without its floor)."""
+    return difference(a, b, floor=1e-300).max_rel
 
 
 def worst_disagreement(solver, reference, q, qd, qdd):
@@ -49,7 +50,6 @@ def worst_disagreement(solver, reference, q, qd, qdd):
     κ_max Λ is regularised); where the reference's κ exceeds 1e6, J M⁻¹ Jᵀ itself is
     compared instead of Λ."""
     import robo_dynamics as rd
-    from robo_dynamics.backends.cross_check import difference
     report = rd.cross_check(solver, reference, q, qd, qdd)
     if not reference.operational_space(q).condition_number <= 1e6:
         del report["operational_space_inertia"]

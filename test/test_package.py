@@ -194,3 +194,19 @@ def test_make_venv_installs_the_commands_and_the_package():
     missing = subprocess.run([sys.executable, "-c", "import benchmarks"], cwd="/",
                              capture_output=True, text=True)
     assert missing.returncode != 0 and "No module named 'benchmarks'" in missing.stderr
+
+
+def test_example_robot_data_is_found_through_its_package(tmp_path, monkeypatch):
+    """From the pip distribution here; from the ament index where ROS installed it
+    (ros-$ROS_DISTRO-example-robot-data), which then takes precedence."""
+    from robo_dynamics.paths import example_robots
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
+    assert (example_robots() / "panda_description" / "urdf" / "panda.urdf").is_file()
+    prefix = tmp_path / "opt" / "ros" / "kilted"
+    index = prefix / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True)
+    (index / "example-robot-data").write_text("")
+    robots = prefix / "share" / "example-robot-data" / "robots"
+    robots.mkdir(parents=True)
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
+    assert example_robots() == robots

@@ -1,8 +1,8 @@
 """Symmetric eigenvalues and the inverse of a small matrix, for the per-message path.
 
 np.linalg.eigvalsh and np.linalg.inv check the argument's type and shape and enter an
-error-state context on every call: about 4 µs each on a 6 × 6 matrix whose LAPACK work
-takes 2–3 µs (timeit, NumPy 2.4, the benchmark machine). dynamics_node computes
+error-state context on every call, which on a 6 × 6 matrix costs more than the LAPACK work
+itself (BENCHMARKS.md, "Design measurements"). dynamics_node computes
 Λ = (J M⁻¹ Jᵀ)⁻¹ for every joint state, so this module calls the LAPACK kernels that
 np.linalg itself runs after those checks (NumPy's `_umath_linalg` gufuncs) directly.
 

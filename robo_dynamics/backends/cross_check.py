@@ -26,14 +26,15 @@ def evaluate(solver, q, qd, qdd, tau):
     }
 
 
-def difference(a, b):
-    """max |a − b|, and that divided by max(max |b|, 1): a norm-wise relative error that does
-    not blow up when the reference is (nearly) zero, e.g. C q̇ of an arm at rest, where it
-    becomes the absolute error in SI units."""
+def difference(a, b, floor=1.0):
+    """max |a − b| of a result a against its reference b, and that divided by
+    max(max |b|, floor): a norm-wise relative error. The default floor of 1 keeps it from
+    blowing up when the reference is (nearly) zero, e.g. C q̇ of an arm at rest, where it
+    becomes the absolute error in SI units; floor ≈ 0 gives the plain relative error."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     max_abs = float(np.max(np.abs(a - b))) if a.size else 0.0
     scale = float(np.max(np.abs(b))) if b.size else 0.0
-    return Difference(max_abs, max_abs / max(scale, 1.0))
+    return Difference(max_abs, max_abs / max(scale, floor))
 
 
 def cross_check(solver, reference, q, qd, qdd, quantities=QUANTITIES):

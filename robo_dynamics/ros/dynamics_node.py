@@ -134,8 +134,8 @@ class DynamicsNode(Node):
         self.model = self.solver = self.checker = None
 
         # outputs without rclpy's default QoS-event handlers: each is an entity the executor
-        # polls on every message (≈ 4 µs apiece here); a subscriber with incompatible QoS is
-        # still reported, by its own node
+        # polls on every message (BENCHMARKS.md, "Design measurements"); a subscriber with
+        # incompatible QoS is still reported, by its own node
         output = functools.partial(self.create_publisher,
                                    event_callbacks=PublisherEventCallbacks(
                                        use_default_callbacks=False))
@@ -641,9 +641,9 @@ class DynamicsNode(Node):
 
     def _now(self):
         """The node's clock in seconds. Without simulated time that is the system clock
-        (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() costs ≈ 10 µs
-        per joint state in the running node. Whether /clock drives the clock is re-read with
-        the subscriber counts (every REFRESH s)."""
+        (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() is slower
+        (BENCHMARKS.md, "Design measurements"). Whether /clock drives the clock is re-read
+        with the subscriber counts (every REFRESH s)."""
         if self._system_time:
             return time.time()
         return self.get_clock().now().nanoseconds * 1e-9

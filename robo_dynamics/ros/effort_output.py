@@ -2,8 +2,8 @@
 
 The node publishes the same two messages every cycle: a JointState whose names never change
 and a Float64MultiArray of the same length. Only the stamp and the n effort values differ.
-Converting the Python message to C and serialising it costs more than the dynamics (≈ 40 µs
-of a 1 kHz callback on the test machine, names included), so the message is serialised once
+Converting the Python message to C and serialising it costs more than the dynamics
+(BENCHMARKS.md, "Design measurements"), so the message is serialised once
 at start-up and each cycle overwrites its numbers in the byte buffer (CDR, little endian):
 
     offset 4 .. 12     header.stamp: int32 sec, uint32 nanosec   (JointState only)

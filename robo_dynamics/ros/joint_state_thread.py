@@ -2,8 +2,8 @@
 
 rclpy's SingleThreadedExecutor rebuilds its wait set from every entity of its nodes for
 each message it takes, in Python. dynamics_node has about 25 (its own and the parameter
-services, timers, three subscriptions, QoS-event handlers), which costs ≈ 60 µs per joint
-state on the test machine on top of the ≈ 170 µs any rclpy node pays. Here the joint_states
+services, timers, three subscriptions, QoS-event handlers), a cost per joint state on top of
+what any rclpy node pays (BENCHMARKS.md, "Design measurements"). Here the joint_states
 subscription lives on a helper node that has nothing else (`<node>_joint_states`, same
 namespace, no parameters, no services), spun in a daemon thread; the main node's executor
 serves everything else. The owner serialises the two threads' callbacks with a lock.

@@ -1,9 +1,7 @@
 """Running a node until Ctrl-C or shutdown: the body of every node's main().
 
-rclpy's SingleThreadedExecutor. (rclpy.experimental.EventsExecutor would cut rclpy's cost
-per message from ≈ 170 to ≈ 50 µs here, but with this rclpy 9.1.2 from PyPI dynamics_node
-answered a few dozen joint states, then spun at 100 % CPU ignoring SIGTERM, twice; sim_arm
-likewise. It is not used.)
+rclpy's SingleThreadedExecutor. (rclpy.experimental.EventsExecutor is cheaper per message
+but hung the nodes with the rclpy from PyPI; BENCHMARKS.md, "Design measurements".)
 """
 
 import gc
@@ -20,7 +18,8 @@ def spin(node):
 
     Everything built at start-up is moved out of the garbage collector's view first
     (gc.freeze): a full collection then walks only what the running node allocates, not the
-    ≈ 50 000 objects of rclpy, NumPy and Pinocchio (≈ 12 ms per collection otherwise)."""
+    tens of thousands of start-up objects of rclpy, NumPy and Pinocchio (BENCHMARKS.md,
+    "Design measurements")."""
     gc.collect()
     gc.freeze()
     # a message that became ready as the executor shut down leaves its handler coroutine

@@ -1,0 +1,206 @@
+"""Straight-line code from scalar arithmetic, for algorithms compiled for one arm.
+
+An algorithm written against an Emitter runs once, symbolically: each operation on values
+records a node of an expression graph and returns a value. A value is a float (a constant,
+folded away where it is 0 or ±1) or a Term: ± a reference to an input ("q0") or to an
+earlier operation. Negation is carried in the Term's sign, never computed; an operation
+recorded twice is emitted once (common subexpressions).
+
+`Emitter.code(results)` then keeps only the operations the results depend on, in order,
+and names them with registers r1, r2, … reused as soon as a value is dead, so that on NumPy
+arrays the working set stays a few dozen arrays. `build` compiles the source and registers
+it with linecache, so a traceback through generated code shows its lines.
+"""
+
+import dataclasses
+import linecache
+
+
+@dataclasses.dataclass(frozen=True)
+class Term:
+    """± a symbolic value: `ref` is an input's name (str) or an operation's index (int)."""
+    ref: object
+    negative: bool = False
+
+    def __neg__(self):
+        return Term(self.ref, not self.negative)
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    """One recorded operation: op is "+", "-", "*" or a function name ("cos", "sin");
+    operands are positive Terms or floats."""
+    op: str
+    operands: tuple
+
+
+class Emitter:
+    """Records operations on values (floats and Terms); see the module docstring."""
+
+    def __init__(self):
+        self.operations = []      # index → Operation
+        self._index = {}          # Operation → index
+
+    # -- values ----------------------------------------------------------------------------
+    @staticmethod
+    def input(name):
+        """The value of an input variable of the generated function (a local name)."""
+        return Term(name)
+
+    def _record(self, op, *operands):
+        operation = Operation(op, operands)
+        if operation not in self._index:
+            self._index[operation] = len(self.operations)
+            self.operations.append(operation)
+        return Term(self._index[operation])
+
+    # -- arithmetic ------------------------------------------------------------------------
+    @staticmethod
+    def neg(x):
+        return -x
+
+    def add(self, x, y):
+        if isinstance(x, float) and isinstance(y, float):
+            return x + y
+        if isinstance(x, float):
+            x, y = y, x
+        if isinstance(y, float):                      # Term + constant
+            if y == 0.0:
+                return x
+            if x.negative:
+                return self._record("-", y, -x)        # y − |x|
+            return self._record("+", x, y)
+        if x.negative == y.negative:                   # ±(a + b), operands in a fixed order
+            total = self._record("+", *sorted((abs_term(x), abs_term(y)), key=_order))
+            return -total if x.negative else total
+        positive, negative = (x, -y) if y.negative else (y, -x)
+        return self._record("-", positive, negative)
+
+    def sub(self, x, y):
+        return self.add(x, -y)
+
+    def mul(self, x, y):
+        if isinstance(x, float) and isinstance(y, float):
+            return x * y
+        if isinstance(y, float):
+            x, y = y, x
+        if isinstance(x, float):                       # constant × Term
+            if x == 0.0:
+                return 0.0
+            product = abs_term(y) if abs(x) == 1.0 else self._record("*", abs(x), abs_term(y))
+            return product if (x > 0) != y.negative else -product
+        product = self._record("*", *sorted((abs_term(x), abs_term(y)), key=_order))
+        return product if x.negative == y.negative else -product
+
+    def call(self, function, x):
+        """function(x) for a function of the generated code's namespace (x a Term)."""
+        if isinstance(x, float):
+            raise ValueError(f"{function} of a constant: fold it before emitting")
+        if x.negative:
+            raise ValueError(f"{function} of a negated value is not supported")
+        return self._record(function, x)
+
+    # -- vectors (lists of values) ---------------------------------------------------------
+    def dot(self, xs, ys):
+        total = 0.0
+        for x, y in zip(xs, ys):
+            total = self.add(total, self.mul(x, y))
+        return total
+
+    def matvec(self, M, v):
+        return [self.dot(row, v) for row in M]
+
+    def cross(self, a, b):
+        return [self.sub(self.mul(a[1], b[2]), self.mul(a[2], b[1])),
+                self.sub(self.mul(a[2], b[0]), self.mul(a[0], b[2])),
+                self.sub(self.mul(a[0], b[1]), self.mul(a[1], b[0]))]
+
+    def vadd(self, *vectors):
+        out = vectors[0]
+        for v in vectors[1:]:
+            out = [self.add(x, y) for x, y in zip(out, v)]
+        return out
+
+    def scale(self, s, v):
+        return [self.mul(s, x) for x in v]
+
+    # -- code ------------------------------------------------------------------------------
+    def code(self, results):
+        """(lines, results as text): the assignments `results` depend on, in order, each
+        operation's value in a register that is reused once the value is dead."""
+        needed = set()
+        for r in results:
+            if isinstance(r, Term) and isinstance(r.ref, int):
+                needed.add(r.ref)
+        for index in range(len(self.operations) - 1, -1, -1):   # operands come earlier
+            if index in needed:
+                needed.update(_temporaries(self.operations[index]))
+        kept = sorted(needed)
+        last_use = {}
+        for index in kept:
+            for operand in _temporaries(self.operations[index]):
+                last_use[operand] = index
+        for r in results:
+            if isinstance(r, Term) and isinstance(r.ref, int):
+                last_use[r.ref] = len(self.operations)           # alive to the end
+        register, free, lines, count = {}, [], [], 0
+        for index in kept:
+            operation = self.operations[index]
+            for operand in set(_temporaries(operation)):
+                if last_use[operand] == index:
+                    free.append(register[operand])
+            if not free:
+                count += 1
+                free.append(f"r{count}")
+            register[index] = free.pop()
+            lines.append(_assignment(register[index], operation, register))
+        return lines, [_text(r, register) for r in results]
+
+
+def abs_term(x):
+    """x without its sign."""
+    return Term(x.ref)
+
+
+def _order(term):
+    """A total order of positive Terms (inputs by name, then operations by index), so that
+    a + b and b + a are the same operation."""
+    return (1, term.ref, "") if isinstance(term.ref, int) else (0, 0, term.ref)
+
+
+def _temporaries(operation):
+    return [x.ref for x in operation.operands if isinstance(x, Term) and isinstance(x.ref, int)]
+
+
+def _text(x, register):
+    """A value as source text."""
+    if isinstance(x, float):
+        return repr(x)
+    name = register[x.ref] if isinstance(x.ref, int) else x.ref
+    return f"-{name}" if x.negative else name
+
+
+def _assignment(target, operation, register):
+    """`target = a op b`, written `target op= b` when target is an operand that may be
+    updated in place (on arrays: no new allocation; on floats: the same arithmetic)."""
+    operands = [_text(x, register) for x in operation.operands]
+    if operation.op not in "+-*":
+        return f"    {target} = {operation.op}({', '.join(operands)})"
+    a, b = operands
+    if a == target and b != target:
+        return f"    {target} {operation.op}= {b}"
+    if b == target and a != target and operation.op != "-":
+        return f"    {target} {operation.op}= {a}"
+    return f"    {target} = {a} {operation.op} {b}"
+
+
+def build(source, function_name, filename, namespace):
+    """Compile `source` (Python defining `function_name`) with `namespace` as its globals;
+    the source is registered with linecache under `filename` (tracebacks show its lines)
+    and kept as the function's `source` attribute."""
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    exec(compile(source, filename, "exec"), namespace)
+    function = namespace[function_name]
+    function.source = source
+    return function
