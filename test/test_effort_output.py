@@ -27,7 +27,7 @@ NAME_SETS = [["j"], ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint"]
 @pytest.mark.parametrize("fallback", [False, True], ids=["bytes", "message"])
 def test_joint_state_decodes_to_the_values_and_stamp_published(names, fallback):
     output = EffortOutput(JointState(name=names), "effort", len(names))
-    assert output.serialised
+    assert output.buffer is not None           # bytes are patched, not messages built
     if fallback:
         output.buffer = None
     rng = np.random.default_rng(len(names))
@@ -49,7 +49,7 @@ def test_joint_state_decodes_to_the_values_and_stamp_published(names, fallback):
 @pytest.mark.parametrize("count", [1, 6, 7, 12])
 def test_float64_multi_array_decodes_to_the_values_published(count):
     output = EffortOutput(Float64MultiArray(), "data", count)
-    assert output.serialised
+    assert output.buffer is not None           # bytes are patched, not messages built
     recorder = Recorder()
     rng = np.random.default_rng(count)
     for _ in range(20):

@@ -28,6 +28,8 @@ class EffortOutput:
     """Publish n efforts as `message` (a JointState with names set, or a Float64MultiArray).
 
     field: "effort" (JointState; the stamp is set too) or "data" (Float64MultiArray).
+    buffer: the serialised message whose numbers publish() overwrites, or None when the
+    layout did not hold and publish() converts the message each time.
     """
 
     def __init__(self, message, field, count):
@@ -57,11 +59,6 @@ class EffortOutput:
             return None
         self.end = self.offset + 8 * self.count
         return buffer
-
-    @property
-    def serialised(self):
-        """True when publish() patches bytes, False when it falls back to messages."""
-        return self.buffer is not None
 
     def publish(self, publisher, values, stamp=None):
         """Publish `values` (float64 NumPy array of `count`) with `stamp` (JointState)."""
