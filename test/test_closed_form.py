@@ -7,28 +7,7 @@ import pytest
 
 import robo_dynamics as rd
 from conftest import SHIPPED
-
-L1, L2, M1, M2, G = 1.0, 0.5, 2.0, 1.0, 9.81
-
-
-def closed_form(q, qd, qdd):
-    c1, c2, s2 = np.cos(q[0]), np.cos(q[1]), np.sin(q[1])
-    c12 = np.cos(q[0] + q[1])
-    M = np.array([
-        [L2**2 * M2 + 2 * L1 * L2 * M2 * c2 + L1**2 * (M1 + M2), L2**2 * M2 + L1 * L2 * M2 * c2],
-        [L2**2 * M2 + L1 * L2 * M2 * c2, L2**2 * M2]])
-    V = np.array([-M2 * L1 * L2 * s2 * qd[1]**2 - 2 * M2 * L1 * L2 * s2 * qd[0] * qd[1],
-                  M2 * L1 * L2 * s2 * qd[0]**2])
-    Gv = np.array([M2 * L2 * G * c12 + (M1 + M2) * L1 * G * c1, M2 * L2 * G * c12])
-    return M, V, Gv, M @ qdd + V + Gv
-
-
-def planar_jacobian(q):
-    """Linear velocity of the tip in the plane, as (x, z) of the base frame."""
-    s1, c1 = np.sin(q[0]), np.cos(q[0])
-    s12, c12 = np.sin(q[0] + q[1]), np.cos(q[0] + q[1])
-    return np.array([[-L1 * s1 - L2 * s12, -L2 * s12], [L1 * c1 + L2 * c12, L2 * c12]])
-
+from planar_2link import L1, L2, M2, closed_form, planar_jacobian
 
 @pytest.fixture(scope="module", params=["rnea", "pinocchio"])
 def solver(request):

@@ -15,7 +15,7 @@ import robo_dynamics as rd
 from robo_dynamics.algorithms.codegen import Emitter, build
 from robo_dynamics.algorithms.rnea_codegen import compile_rnea, compile_rnea_batch
 from conftest import SHIPPED
-from test_closed_form import closed_form
+from planar_2link import closed_form
 
 
 def _run(emitter, results, inputs):
