@@ -130,8 +130,9 @@ class Harness(Loop):
         return self.node.received + (controller.merger.rejected if controller else 0)
 
     def send_and_wait(self, names, q, qd=None, effort=None):
-        """Publish one joint state and wait until the node has taken it (its command, if
-        any, is then published: the node publishes before it counts the state)."""
+        """Publish one joint state and wait until the node has taken one more (its command,
+        if any, is then published: the node publishes before it counts the state). Exact
+        when nothing else is on its way to the node: settle() first."""
         before = self.handled()
         self.publish_state(names, q, qd, effort)
         assert self.spin_until(lambda: self.handled() > before), "the state never arrived"
@@ -142,9 +143,16 @@ class Harness(Loop):
         return names, q, qd
 
     def settle(self):
-        """Send the default state and wait until the node has taken it: every state
-        published before has then been taken (or dropped) too (one publisher, in order)."""
-        self.send_and_wait(*self.default_state)
+        """Send the default state and wait for the gravity torques computed from it (found
+        by its stamp): every state published before has then been taken or dropped, and
+        the outputs of those taken have arrived (one publisher each way, in order). For a
+        node that is computing (not stale)."""
+        names, q, qd = self.default_state
+        start = len(self.inbox["gravity"])
+        self.publish_state(names, q, qd)
+        sequence = self.sequence
+        assert self.spin_until(lambda: self.since("gravity", sequence, start)), \
+            "no output for the settling state"
 
     def stream(self, key, names=None, q=None, qd=None, count=1):
         """Publish the state until `count` more messages arrive on `key`; the last one."""
