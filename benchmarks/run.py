@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from robo_dynamics.algorithms.rnea_codegen import BATCH_CHUNK
+from robo_dynamics.algorithms.chain_codegen import BATCH_CHUNK
 from robo_dynamics.paths import example_robots
 from robo_dynamics.ros.isolation import isolate
 
@@ -91,7 +91,7 @@ def single_calls():
             ("rnea", lambda: compiled(ql, qdl, qddl), lambda: pin.rnea(pm, data, q_pin, v, a)),
             ("rnea, vectorised NumPy", lambda: rnea.rnea(model, q, qd, qdd),
              lambda: pin.rnea(pm, data, q_pin, v, a)),
-            ("gravity", lambda: compiled_gravity(ql, None, None),
+            ("gravity", lambda: compiled_gravity(ql),
              lambda: pin.computeGeneralizedGravity(pm, data, q_pin)),
             ("mass matrix", lambda: crba.mass_matrix(model, q), lambda: pin.crba(pm, data, q_pin)),
             ("Λ", lambda: operational_space.operational_space(
@@ -129,7 +129,7 @@ def batched(count=10_000):
 
         for name, ours, theirs in (
                 ("rnea", lambda: ours_rnea(Q, QD, QDD), pin_rnea_loop),
-                ("gravity", lambda: ours_gravity(Q, None, None), pin_gravity_loop)):
+                ("gravity", lambda: ours_gravity(Q), pin_gravity_loop)):
             t_ours = min(_timed(ours) for _ in range(5)) / count
             t_pin = min(_timed(theirs) for _ in range(5)) / count
             rows.append((arm, name, count, f"{t_ours * 1e6:.2f}", f"{t_pin * 1e6:.2f}",

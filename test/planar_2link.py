@@ -25,3 +25,19 @@ def planar_jacobian(q):
     s1, c1 = np.sin(q[0]), np.cos(q[0])
     s12, c12 = np.sin(q[0] + q[1]), np.cos(q[0] + q[1])
     return np.array([[-L1 * s1 - L2 * s12, -L2 * s12], [L1 * c1 + L2 * c12, L2 * c12]])
+
+
+def closed_form_derivatives(q, qd, qdd):
+    """(∂τ/∂q, ∂τ/∂q̇) of τ = M q̈ + V + G above, differentiated by hand ([i, j] =
+    ∂τ_i/∂x_j)."""
+    s1, c2, s2 = np.sin(q[0]), np.cos(q[1]), np.sin(q[1])
+    s12 = np.sin(q[0] + q[1])
+    a = M2 * L1 * L2
+    dq = np.array([
+        [-M2 * L2 * G * s12 - (M1 + M2) * L1 * G * s1,
+         -2 * a * s2 * qdd[0] - a * s2 * qdd[1] - a * c2 * (qd[1]**2 + 2 * qd[0] * qd[1])
+         - M2 * L2 * G * s12],
+        [-M2 * L2 * G * s12, -a * s2 * qdd[0] + a * c2 * qd[0]**2 - M2 * L2 * G * s12]])
+    dqd = np.array([[-2 * a * s2 * qd[1], -2 * a * s2 * (qd[0] + qd[1])],
+                    [2 * a * s2 * qd[0], 0.0]])
+    return dq, dqd

@@ -125,28 +125,80 @@ def test_batched_rnea_and_gravity_equal_single_calls():
 
 
 @pytest.mark.parametrize("name", sorted(ARMS))
-def test_compiled_rnea_equals_the_vectorised_one_and_pinocchio(name):
-    """The per-arm generated recursion (link frames, constants folded) against rnea.py and
-    Pinocchio, including prismatic and continuous joints (mixed_chain, kinova)."""
-    from robo_dynamics.algorithms import rnea, rnea_codegen
+def test_compiled_algorithms_equal_pinocchio_single_and_batched(name):
+    """Each algorithm generated for the arm (link frames, constants folded: inverse
+    dynamics, gravity, M, J, J̇ q̇, ∂τ/∂q, ∂τ/∂q̇) against Pinocchio, including prismatic
+    and continuous joints (mixed_chain, kinova); the batched code over more states than one
+    chunk (and a partial one)."""
+    from robo_dynamics.algorithms import (crba_codegen, derivatives_codegen,
+                                          jacobian_codegen, rnea, rnea_codegen)
+    from robo_dynamics.algorithms.chain_codegen import BATCH_CHUNK
     robot = load_arm(name)
+    n = robot.dof
     compiled = rnea_codegen.compile_rnea(robot)
     gravity = rnea_codegen.compile_rnea(robot, gravity_only=True)
+    mass_matrix = crba_codegen.compile_mass_matrix(robot)
+    kinematics = jacobian_codegen.compile_kinematics(robot)
+    jacobian = jacobian_codegen.compile_jacobian(robot)
+    jacobian_dot_qd = jacobian_codegen.compile_jacobian_dot_qd(robot)
+    derivatives = derivatives_codegen.compile_rnea_derivatives(robot)
     ref = rd.make_solver(robot, "pinocchio")
     for q, qd, qdd in zip(*random_states(robot, 50, seed=9)):
-        tau = np.array(compiled(q.tolist(), qd.tolist(), qdd.tolist()))
+        x = q.tolist(), qd.tolist(), qdd.tolist()
+        tau = np.array(compiled(*x))
         assert rel(tau, rnea.rnea(robot, q, qd, qdd)) <= 1e-12
         assert rel(tau, ref.inverse_dynamics(q, qd, qdd)) <= 1e-12
-        assert rel(np.array(gravity(q.tolist(), None, None)), ref.gravity(q)) <= 1e-12
+        assert rel(np.array(gravity(x[0])), ref.gravity(q)) <= 1e-12
+        assert rel(np.reshape(mass_matrix(x[0]), (n, n)), ref.mass_matrix(q)) <= 1e-12
+        pose = np.array(kinematics(x[0]))
+        J = np.array(jacobian(x[0])).reshape(6, n)
+        assert np.array_equal(J.ravel(), pose[:6 * n])
+        assert rel(J, ref.jacobian(q)) <= 1e-12
+        R_tip, p_tip = ref.tip_pose(q)
+        assert rel(pose[6 * n:], np.concatenate((R_tip.ravel(), p_tip))) <= 1e-12
+        assert rel(np.array(jacobian_dot_qd(x[0], x[1])), ref.jacobian_dot_qd(q, qd)) <= 1e-12
+        dq, dv, _ = ref.rnea_derivatives(q, qd, qdd)
+        d = np.array(derivatives(*x))
+        assert rel(d[:n * n].reshape(n, n), dq) <= TOLERANCE
+        assert rel(d[n * n:].reshape(n, n), dv) <= TOLERANCE
     assert compiled.operations > 0 and "def rnea" in compiled.source
-    # batched: the same code on arrays, over more states than one chunk (and a partial one)
-    count = rnea_codegen.BATCH_CHUNK + 37
+
+    count = BATCH_CHUNK + 37
     q, qd, qdd = random_states(robot, count, seed=10)
     tau = rnea_codegen.compile_rnea_batch(robot)(q, qd, qdd)
-    g = rnea_codegen.compile_rnea_batch(robot, gravity_only=True)(q, None, None)
-    assert tau.shape == g.shape == (count, robot.dof)
+    g = rnea_codegen.compile_rnea_batch(robot, gravity_only=True)(q)
+    M = crba_codegen.compile_mass_matrix_batch(robot)(q)
+    J = jacobian_codegen.compile_jacobian_batch(robot)(q)
+    D = derivatives_codegen.compile_rnea_derivatives_batch(robot)(q, qd, qdd)
+    assert tau.shape == g.shape == (count, n)
+    assert M.shape == (count, n * n) and J.shape == (count, 6 * n)
+    assert D.shape == (count, 2 * n * n)
     assert rel(tau, rnea.rnea_batch(robot, q, qd, qdd)) <= 1e-12
     assert rel(g, rnea.gravity_batch(robot, q)) <= 1e-12
-    for k in (0, 1, rnea_codegen.BATCH_CHUNK - 1, rnea_codegen.BATCH_CHUNK, count - 1):
+    for k in (0, 1, BATCH_CHUNK - 1, BATCH_CHUNK, count - 1):
         assert rel(tau[k], ref.inverse_dynamics(q[k], qd[k], qdd[k])) <= 1e-12
         assert rel(g[k], ref.gravity(q[k])) <= 1e-12
+        assert rel(M[k].reshape(n, n), ref.mass_matrix(q[k])) <= 1e-12
+        assert rel(J[k].reshape(6, n), ref.jacobian(q[k])) <= 1e-12
+        dq, dv, _ = ref.rnea_derivatives(q[k], qd[k], qdd[k])
+        assert rel(D[k, :n * n].reshape(n, n), dq) <= TOLERANCE
+        assert rel(D[k, n * n:].reshape(n, n), dv) <= TOLERANCE
+
+
+def test_batched_solver_api_equals_pinocchio_per_state(solvers):
+    """mass_matrix_batch, jacobian_batch (all frames), rnea_derivatives_batch and
+    operational_space_inertia_batch of both backends against Pinocchio's single calls."""
+    ours, ref = solvers
+    q, qd, qdd = random_states(ours.model, 20, seed=12)
+    for solver in (ours, ref):
+        M = solver.mass_matrix_batch(q)
+        dq, dv = solver.rnea_derivatives_batch(q, qd, qdd)
+        Lambda = solver.operational_space_inertia_batch(q)
+        for k in range(len(q)):
+            assert rel(M[k], ref.mass_matrix(q[k])) <= TOLERANCE
+            for frame in ("local_world_aligned", "local", "world"):
+                assert rel(solver.jacobian_batch(q, frame)[k], ref.jacobian(q[k], frame)) <= 1e-12
+            d_q, d_v, _ = ref.rnea_derivatives(q[k], qd[k], qdd[k])
+            assert rel(dq[k], d_q) <= TOLERANCE and rel(dv[k], d_v) <= TOLERANCE
+            if ref.operational_space(q[k]).condition_number <= 1e6:
+                assert rel(Lambda[k], ref.operational_space_inertia(q[k])) <= 1e-7

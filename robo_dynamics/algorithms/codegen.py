@@ -8,7 +8,9 @@ recorded twice is emitted once (common subexpressions).
 
 `Emitter.code(results)` then keeps only the operations the results depend on, in order,
 and names them with registers r1, r2, … reused as soon as a value is dead, so that on NumPy
-arrays the working set stays a few dozen arrays. `build` compiles the source and registers
+arrays the working set stays a few dozen arrays. `Emitter.derivatives` differentiates
+recorded values with respect to an input (forward mode), recording the derivatives as
+further operations. `build` compiles the source and registers
 it with linecache, so a traceback through generated code shows its lines.
 """
 
@@ -123,6 +125,47 @@ class Emitter:
 
     def scale(self, s, v):
         return [self.mul(s, x) for x in v]
+
+    # -- derivatives -----------------------------------------------------------------------
+    def derivatives(self, values, variable):
+        """∂value/∂variable for each of `values` (floats or Terms), `variable` an input's
+        name: forward-mode differentiation of the recorded graph, each derivative recorded
+        as operations of this emitter (so it folds and shares like the rest). The rules are
+        those of +, −, ×, cos and sin; a derivative that is 0 stays the constant 0.0."""
+        memo = {}
+
+        def d(x):
+            if isinstance(x, float):
+                return 0.0
+            if isinstance(x.ref, str):
+                dx = 1.0 if x.ref == variable else 0.0
+            else:
+                dx = memo[x.ref]
+            return self.neg(dx) if x.negative else dx
+
+        needed = set()
+        stack = [v.ref for v in values if isinstance(v, Term) and isinstance(v.ref, int)]
+        while stack:                                   # the operations the values depend on
+            index = stack.pop()
+            if index not in needed:
+                needed.add(index)
+                stack.extend(_temporaries(self.operations[index]))
+        for index in sorted(needed):                   # operands come before their users
+            operation = self.operations[index]
+            a, b = (operation.operands + (None,))[:2]
+            if operation.op == "+":
+                memo[index] = self.add(d(a), d(b))
+            elif operation.op == "-":
+                memo[index] = self.sub(d(a), d(b))
+            elif operation.op == "*":
+                memo[index] = self.add(self.mul(d(a), b), self.mul(a, d(b)))
+            elif operation.op == "cos":
+                memo[index] = self.mul(self.neg(self.call("sin", a)), d(a))
+            elif operation.op == "sin":
+                memo[index] = self.mul(self.call("cos", a), d(a))
+            else:
+                raise ValueError(f"no derivative rule for {operation.op!r}")
+        return [d(v) for v in values]
 
     # -- code ------------------------------------------------------------------------------
     def code(self, results):

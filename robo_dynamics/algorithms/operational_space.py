@@ -74,3 +74,22 @@ def operational_space(J, M=None, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_M
         eta = J_bar_T @ b - Lambda @ Jdot_qd
         p = J_bar_T @ g
     return OperationalSpace(Lambda, condition, not condition <= kappa_max, eta, p)
+
+
+def operational_space_inertia_batch(J, M, kappa_max=KAPPA_MAX):
+    """Λ (N, 6, 6) from J (N, 6, n) and M (N, n, n): the rule of `operational_space` for N
+    states at once, always through the eigen-decomposition (equal to the exact inverse
+    where no eigenvalue is bounded)."""
+    n = J.shape[-1]
+    Lambda_inv = J @ np.linalg.solve(M, np.swapaxes(J, -1, -2))
+    Lambda_inv = 0.5 * (Lambda_inv + np.swapaxes(Lambda_inv, -1, -2))
+    sigma, U = np.linalg.eigh(Lambda_inv)                   # ascending, per state
+    r = min(n, 6)
+    threshold = sigma[..., 5:] / kappa_max
+    active = sigma[..., 6 - r:]
+    inverse = np.zeros_like(sigma)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inverse[..., 6 - r:] = np.where(active >= threshold,
+                                        1.0 / np.maximum(active, threshold),
+                                        np.maximum(active, 0.0) / threshold ** 2)
+    return (U * inverse[..., None, :]) @ np.swapaxes(U, -1, -2)

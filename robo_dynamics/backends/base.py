@@ -9,7 +9,8 @@ import abc
 import numpy as np
 
 from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED, check_frame
-from ..algorithms.operational_space import KAPPA_MAX, operational_space
+from ..algorithms.operational_space import (KAPPA_MAX, operational_space,
+                                             operational_space_inertia_batch)
 from ..errors import ArgumentError
 
 
@@ -122,6 +123,29 @@ class DynamicsSolver(abc.ABC):
         (q,) = self._batch(q=q)
         return self._gravity_batch(q)
 
+    def mass_matrix_batch(self, q):
+        """M(q) (N, n, n) for N configurations (N, n)."""
+        (q,) = self._batch(q=q)
+        return self._mass_matrix_batch(q)
+
+    def jacobian_batch(self, q, frame=LOCAL_WORLD_ALIGNED):
+        """Tip Jacobians (N, 6, n) for N configurations (N, n), in `frame`."""
+        (q,) = self._batch(q=q)
+        return self._jacobian_batch(q, check_frame(frame))
+
+    def rnea_derivatives_batch(self, q, qd, qdd):
+        """(∂τ/∂q, ∂τ/∂q̇), each (N, n, n), for N states stacked in (N, n) arrays."""
+        q, qd, qdd = self._batch(q=q, qd=qd, qdd=qdd)
+        return self._rnea_derivatives_batch(q, qd, qdd)
+
+    def operational_space_inertia_batch(self, q, frame=LOCAL_WORLD_ALIGNED,
+                                        kappa_max=KAPPA_MAX):
+        """Λ (N, 6, 6) for N configurations (N, n), bounded near singularities as
+        operational_space_inertia."""
+        (q,) = self._batch(q=q)
+        return operational_space_inertia_batch(
+            self._jacobian_batch(q, check_frame(frame)), self._mass_matrix_batch(q), kappa_max)
+
     # -- fast path: for callers that have validated the state themselves -------------------
     # q, qd, qdd must be float64 NumPy arrays of shape (n,), finite, in model joint order
     # (e.g. the joint-state merger's arrays). Nothing is checked; a wrong argument gives a
@@ -228,3 +252,17 @@ class DynamicsSolver(abc.ABC):
 
     @abc.abstractmethod
     def _gravity_batch(self, q): ...
+
+    # batched hooks: one call per state unless the backend has better
+    def _mass_matrix_batch(self, q):
+        return np.array([self._mass_matrix(x) for x in q]).reshape(len(q), *(q.shape[1],) * 2)
+
+    def _jacobian_batch(self, q, frame):
+        return np.array([self._jacobian(x, frame) for x in q]).reshape(len(q), 6, q.shape[1])
+
+    def _rnea_derivatives_batch(self, q, qd, qdd):
+        n = q.shape[1]
+        dq, dv = np.empty((len(q), n, n)), np.empty((len(q), n, n))
+        for k in range(len(q)):
+            dq[k], dv[k], _ = self._rnea_derivatives(q[k], qd[k], qdd[k])
+        return dq, dv

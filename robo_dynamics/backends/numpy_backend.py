@@ -1,25 +1,29 @@
-"""The in-house backend: the NumPy algorithms of robo_dynamics.algorithms."""
+"""The in-house backend: the algorithms of robo_dynamics.algorithms, compiled for the arm."""
 
 import functools
 
-from ..algorithms import (coriolis, crba, derivatives, forward_dynamics, jacobian, kinematics,
-                          rnea, rnea_codegen)
 import numpy as np
 
+from ..algorithms import (coriolis, crba_codegen, derivatives_codegen, jacobian,
+                          jacobian_codegen, rnea, rnea_codegen, small_linalg)
+from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED
+from ..spatial.rotations import cross
 from .base import DynamicsSolver
 
 
 class NumpySolver(DynamicsSolver):
-    """Recursive Newton–Euler, CRBA and friends in plain NumPy (backend "rnea").
+    """Recursive Newton–Euler, CRBA and friends in plain Python and NumPy (backend "rnea").
 
-    Inverse dynamics, gravity and bias, single and batched, use the recursion compiled for
-    this arm (algorithms/rnea_codegen.py, built on first use; batches run it on arrays);
-    everything else, and a tip wrench, uses the vectorised algorithms.
+    Inverse dynamics, gravity, bias, the mass matrix, the tip Jacobian and J̇ q̇ and the
+    derivatives of inverse dynamics use the algorithms compiled for this arm (the
+    `*_codegen` modules of robo_dynamics.algorithms, each built on first use; batches run
+    the same code on arrays). The Coriolis matrix and a tip wrench use the vectorised
+    algorithms.
     """
 
     name = "rnea"
 
-    # the recursion generated for this arm, built on first use (scalar, and on arrays)
+    # the code generated for this arm, built on first use
     @functools.cached_property
     def _rnea_code(self):
         return rnea_codegen.compile_rnea(self.model)
@@ -29,6 +33,26 @@ class NumpySolver(DynamicsSolver):
         return rnea_codegen.compile_rnea(self.model, gravity_only=True)
 
     @functools.cached_property
+    def _mass_matrix_code(self):
+        return crba_codegen.compile_mass_matrix(self.model)
+
+    @functools.cached_property
+    def _jacobian_code(self):
+        return jacobian_codegen.compile_jacobian(self.model)
+
+    @functools.cached_property
+    def _kinematics_code(self):
+        return jacobian_codegen.compile_kinematics(self.model)
+
+    @functools.cached_property
+    def _jacobian_dot_qd_code(self):
+        return jacobian_codegen.compile_jacobian_dot_qd(self.model)
+
+    @functools.cached_property
+    def _derivatives_code(self):
+        return derivatives_codegen.compile_rnea_derivatives(self.model)
+
+    @functools.cached_property
     def _rnea_batch_code(self):
         return rnea_codegen.compile_rnea_batch(self.model)
 
@@ -36,6 +60,19 @@ class NumpySolver(DynamicsSolver):
     def _gravity_batch_code(self):
         return rnea_codegen.compile_rnea_batch(self.model, gravity_only=True)
 
+    @functools.cached_property
+    def _mass_matrix_batch_code(self):
+        return crba_codegen.compile_mass_matrix_batch(self.model)
+
+    @functools.cached_property
+    def _jacobian_batch_code(self):
+        return jacobian_codegen.compile_jacobian_batch(self.model)
+
+    @functools.cached_property
+    def _derivatives_batch_code(self):
+        return derivatives_codegen.compile_rnea_derivatives_batch(self.model)
+
+    # -- one state ---------------------------------------------------------------------------
     def _compiled_rnea(self, q, qd, qdd):
         return np.array(self._rnea_code(q.tolist(), qd.tolist(), qdd.tolist()))
 
@@ -45,38 +82,78 @@ class NumpySolver(DynamicsSolver):
         return rnea.rnea(self.model, q, qd, qdd, f_tip=f_tip)
 
     def _gravity(self, q):
-        return np.array(self._gravity_code(q.tolist(), None, None))
+        return np.array(self._gravity_code(q.tolist()))
 
     def _bias(self, q, qd):
         return self._compiled_rnea(q, qd, np.zeros_like(q))
 
     def _mass_matrix(self, q):
-        return crba.mass_matrix(self.model, q)
+        n = len(q)
+        return np.array(self._mass_matrix_code(q.tolist())).reshape(n, n)
+
+    def _mass_matrix_inverse(self, q):
+        return small_linalg.inv(self._mass_matrix(q))
 
     def _coriolis_matrix(self, q, qd):
         return coriolis.coriolis_matrix(self.model, q, qd)
 
     def _forward_dynamics(self, q, qd, tau):
-        return forward_dynamics.forward_dynamics(self.model, q, qd, tau)
+        return np.linalg.solve(self._mass_matrix(q), tau - self._bias(q, qd))
 
     def _rnea_derivatives(self, q, qd, qdd):
-        return derivatives.rnea_derivatives(self.model, q, qd, qdd)
+        n = len(q)
+        values = np.array(self._derivatives_code(q.tolist(), qd.tolist(), qdd.tolist()))
+        return (values[:n * n].reshape(n, n), values[n * n:].reshape(n, n),
+                self._mass_matrix(q))
 
     def _forward_dynamics_derivatives(self, q, qd, tau):
-        return derivatives.forward_dynamics_derivatives(self.model, q, qd, tau)
+        """q̈ = M⁻¹ (τ − b): ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = the forward dynamics, x = q, q̇."""
+        qdd = self._forward_dynamics(q, qd, tau)
+        dq, dv, M = self._rnea_derivatives(q, qd, qdd)
+        M_inv = np.linalg.inv(M)
+        return -M_inv @ dq, -M_inv @ dv, M_inv
 
     def _jacobian(self, q, frame):
-        return jacobian.jacobian(self.model, q, frame)
+        n = len(q)
+        if frame == LOCAL_WORLD_ALIGNED:
+            return np.array(self._jacobian_code(q.tolist())).reshape(6, n)
+        values = np.array(self._kinematics_code(q.tolist()))
+        J = values[:6 * n].reshape(6, n)
+        tip_R, tip_p = values[6 * n:6 * n + 9].reshape(3, 3), values[6 * n + 9:]
+        if frame == LOCAL:
+            return np.vstack((tip_R.T @ J[:3], tip_R.T @ J[3:]))
+        # world: the velocity of the body point at the base origin, v_O = v_tip − ω × p_tip
+        return np.vstack((J[:3] - cross(J[3:].T, tip_p).T, J[3:]))
 
     def _jacobian_dot_qd(self, q, qd, frame):
-        return jacobian.jacobian_dot_qd(self.model, q, qd, frame)
+        acceleration = np.array(self._jacobian_dot_qd_code(q.tolist(), qd.tolist()))
+        if frame == LOCAL:
+            tip_R, _ = self._tip_pose(q)
+            return np.concatenate((tip_R.T @ acceleration[:3], tip_R.T @ acceleration[3:]))
+        return acceleration
 
     def _tip_pose(self, q):
-        kin = kinematics.forward_kinematics(self.model, q[None])
-        return kin.tip_R[0], kin.tip_p[0]
+        n = len(q)
+        values = np.array(self._kinematics_code(q.tolist()))
+        return values[6 * n:6 * n + 9].reshape(3, 3), values[6 * n + 9:]
 
+    # -- arrays of states --------------------------------------------------------------------
     def _rnea_batch(self, q, qd, qdd):
         return self._rnea_batch_code(q, qd, qdd)
 
     def _gravity_batch(self, q):
-        return self._gravity_batch_code(q, None, None)
+        return self._gravity_batch_code(q)
+
+    def _mass_matrix_batch(self, q):
+        n = q.shape[1]
+        return self._mass_matrix_batch_code(q).reshape(len(q), n, n)
+
+    def _jacobian_batch(self, q, frame):
+        if frame != LOCAL_WORLD_ALIGNED:
+            return jacobian.jacobian_batch(self.model, q, frame)
+        return self._jacobian_batch_code(q).reshape(len(q), 6, q.shape[1])
+
+    def _rnea_derivatives_batch(self, q, qd, qdd):
+        count, n = q.shape
+        values = self._derivatives_batch_code(q, qd, qdd)
+        return (values[:, :n * n].reshape(count, n, n), values[:, n * n:].reshape(count, n, n))
