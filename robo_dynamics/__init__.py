@@ -9,9 +9,10 @@ Arguments are NumPy arrays in `robot.joint_names` order, SI units.
 """
 
 from .backends import BACKENDS, DEFAULT_BACKEND, DynamicsSolver, cross_check, make_solver
-from .errors import ArgumentError, ModelWarning, RoboDynamicsError, URDFError
+from .errors import (ArgumentError, BackendUnavailable, ModelWarning, RoboDynamicsError,
+                     URDFError)
 from .model import RobotModel, load_robot
 
-__all__ = ["ArgumentError", "BACKENDS", "DEFAULT_BACKEND", "DynamicsSolver", "ModelWarning",
+__all__ = ["ArgumentError", "BACKENDS", "BackendUnavailable", "DEFAULT_BACKEND", "DynamicsSolver", "ModelWarning",
            "RoboDynamicsError", "RobotModel", "URDFError", "cross_check", "load_robot",
            "make_solver"]

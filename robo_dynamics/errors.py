@@ -17,6 +17,11 @@ class ArgumentError(RoboDynamicsError, ValueError):
     """An argument of a dynamics call has the wrong size or a non-finite value."""
 
 
+class BackendUnavailable(RoboDynamicsError, ImportError):
+    """The requested backend cannot be loaded (Pinocchio not installed or broken); the
+    in-house backend "rnea" needs only NumPy."""
+
+
 class ModelWarning(UserWarning):
     """The robot description loaded, but something in it deserves the user's attention (the
     loader also lists it in RobotModel.warnings)."""

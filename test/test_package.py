@@ -30,7 +30,7 @@ ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
                 "robo_dynamics_interfaces"}
 TEST_HELPERS = {"conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
-                "robo_dynamics"}
+                "robo_dynamics", "without_pinocchio"}
 
 
 def manifest(path):

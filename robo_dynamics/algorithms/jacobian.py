@@ -1,4 +1,5 @@
-"""The geometric Jacobian of the tip and its time variation J̇ q̇.
+"""The geometric Jacobian of the tip, vectorised over states, in any of three frames
+(jacobian_codegen.py is the compiled form for one arm, base axes at the tip, and J̇ q̇).
 
 Output order is [linear; angular] (Pinocchio, geometry_msgs), with the frame an explicit
 argument, named as in Pinocchio:
@@ -12,7 +13,7 @@ argument, named as in Pinocchio:
 import numpy as np
 
 from ..spatial.rotations import cross
-from .kinematics import body_twists, forward_kinematics, screw_axis_rates
+from .kinematics import forward_kinematics
 
 LOCAL = "local"
 LOCAL_WORLD_ALIGNED = "local_world_aligned"
@@ -41,40 +42,8 @@ def jacobian_batch(model, q, frame=LOCAL_WORLD_ALIGNED, kin=None):
     return J
 
 
-def jacobian_dot_qd_batch(model, q, qd, frame=LOCAL_WORLD_ALIGNED, kin=None):
-    """J̇ q̇ (N, 6): classical acceleration [p̈; ω̇] of the tip origin when q̈ = 0, g = 0.
-
-    frame: "local_world_aligned" (base axes) or "local" (tip axes).
-    """
-    if frame == WORLD:
-        raise ValueError("jacobian_dot_qd is the classical acceleration of the tip; use "
-                         "frame 'local_world_aligned' or 'local'")
-    kin = forward_kinematics(model, q) if kin is None else kin
-    w, v = body_twists(kin, qd)
-    dS_ang, dS_lin = screw_axis_rates(kin, w, v)
-    a_ang = np.sum(dS_ang * qd[..., None], axis=-2)   # spatial acceleration of the last body
-    a_lin = np.sum(dS_lin * qd[..., None], axis=-2)
-    p = kin.tip_p
-    w_tip, v_origin = w[..., -1, :], v[..., -1, :]
-    v_p = v_origin + cross(w_tip, p)
-    p_ddot = a_lin + cross(a_ang, p) + cross(w_tip, v_p)
-    out = np.concatenate((p_ddot, a_ang), axis=-1)
-    if frame == LOCAL:
-        return _to_tip_axes(kin.tip_R, out[..., None])[..., 0]
-    return out
-
-
 def _to_tip_axes(tip_R, X):
     """Rotate the [linear; angular] rows of X (…, 6, k) from base into tip_link axes."""
     Rt = np.swapaxes(tip_R, -1, -2)
     return np.concatenate((Rt @ X[..., :3, :], Rt @ X[..., 3:, :]), axis=-2)
 
-
-def jacobian(model, q, frame=LOCAL_WORLD_ALIGNED):
-    """Tip Jacobian (6, n) for one state; see jacobian_batch."""
-    return jacobian_batch(model, q[None], frame)[0]
-
-
-def jacobian_dot_qd(model, q, qd, frame=LOCAL_WORLD_ALIGNED):
-    """J̇ q̇ (6,) for one state; see jacobian_dot_qd_batch."""
-    return jacobian_dot_qd_batch(model, q[None], qd[None], frame)[0]

@@ -63,9 +63,3 @@ def body_twists(kin, qd):
     v = np.cumsum(kin.S_lin * qd[..., None], axis=-2)
     return w, v
 
-
-def screw_axis_rates(kin, w, v):
-    """Ṡ_j = [ad_{V_j}] S_j, the rate of change of each screw axis carried by its body."""
-    dS_ang = cross(w, kin.S_ang)
-    dS_lin = cross(v, kin.S_ang) + cross(w, kin.S_lin)
-    return dS_ang, dS_lin

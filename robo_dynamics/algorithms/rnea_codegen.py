@@ -34,13 +34,13 @@ Link = collections.namedtuple("Link", [
 ])
 
 
-def _outward(e, model, q, qd, qdd):
+def _outward(e, model, q, qd, qdd, gravity):
     """The outward recursion: each body's Link (its F_i and N_i among them). q, qd, qdd:
-    lists of n values (qd, qdd may be constants 0.0)."""
+    lists of n values (qd, qdd may be constants 0.0); gravity (3,) [m/s², base frame]."""
     joints = chain.joints(e, model, q)
-    gravity = [chain.clean(-x) for x in model.gravity]   # v̇_0 = −g: gravity as acceleration
+    vd_base = [chain.clean(-x) for x in gravity]       # v̇_0 = −g: gravity as acceleration
     links = []
-    for i, (joint, m) in enumerate(zip(joints, chain.motion(e, joints, qd, qdd, gravity))):
+    for i, (joint, m) in enumerate(zip(joints, chain.motion(e, joints, qd, qdd, vd_base))):
         com, inertia = chain.constants(model.com[i]), chain.constants(model.inertia[i])
         vd_com = e.vadd(e.cross(m.wd, com), e.cross(m.w, e.cross(m.w, com)), m.vd)
         F = e.scale(chain.clean(model.mass[i]), vd_com)
@@ -69,10 +69,12 @@ def _inward(e, links):
     return tau
 
 
-def inverse_dynamics_values(e, model, q, qd, qdd):
-    """τ (n values of e) for the values q, qd, qdd (lists; qd, qdd may be constants 0.0):
-    the recursion as an expression graph, for this module and derivatives_codegen."""
-    return _inward(e, _outward(e, model, q, qd, qdd))
+def inverse_dynamics_values(e, model, q, qd, qdd, gravity=None):
+    """τ (n values of e) for the values q, qd, qdd (lists; qd, qdd may be constants 0.0)
+    under `gravity` (default: the model's): the recursion as an expression graph, for this
+    module and derivatives_codegen."""
+    gravity = model.gravity if gravity is None else gravity
+    return _inward(e, _outward(e, model, q, qd, qdd, gravity))
 
 
 def _emit(model, gravity_only):

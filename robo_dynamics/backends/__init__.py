@@ -1,6 +1,6 @@
 """Solvers behind one interface: the in-house NumPy algorithms and Pinocchio."""
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, BackendUnavailable
 from .base import DynamicsSolver
 from .cross_check import cross_check
 
@@ -15,11 +15,16 @@ def make_solver(robot, backend=DEFAULT_BACKEND):
     NumPy and generated code).
 
     A chain with mimic joints gets the coupled system's dynamics (backends.coupled) from
-    the backend's solver of its bodies."""
+    the backend's solver of its bodies. Pinocchio is optional at run time: without it,
+    backend "pinocchio" raises BackendUnavailable and "rnea" works as ever."""
     if backend == "rnea":
         from .numpy_backend import NumpySolver as Solver
     elif backend == "pinocchio":
-        from .pinocchio_backend import PinocchioSolver as Solver
+        try:
+            from .pinocchio_backend import PinocchioSolver as Solver
+        except ImportError as exc:
+            raise BackendUnavailable(f"backend 'pinocchio' is not available ({exc}); "
+                                     "backend 'rnea' needs only NumPy") from None
     else:
         raise ArgumentError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
     if not robot.is_coupled:

@@ -1,4 +1,6 @@
-"""Evaluate two solvers at one state and report how far apart they are, per quantity."""
+"""Evaluate two solvers at one state and report how far apart they are, per quantity:
+all at once (`cross_check`), or one quantity per call (`CrossCheckSteps`, for a control
+loop that can spare a little time per cycle but not all of it in one)."""
 
 import collections
 
@@ -6,24 +8,19 @@ import numpy as np
 
 Difference = collections.namedtuple("Difference", ["max_abs", "max_rel"])
 
-QUANTITIES = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "coriolis_matrix",
-              "forward_dynamics", "jacobian", "jacobian_dot_qd", "operational_space_inertia")
-
-
-def evaluate(solver, q, qd, qdd, tau):
-    """Every cross-checked quantity of `solver` at (q, q̇, q̈), by name; τ feeds forward dynamics."""
-    g = solver.gravity(q)
-    return {
-        "inverse_dynamics": solver.inverse_dynamics(q, qd, qdd),
-        "gravity": g,
-        "coriolis_qd": solver.bias(q, qd) - g,
-        "mass_matrix": solver.mass_matrix(q),
-        "coriolis_matrix": solver.coriolis_matrix(q, qd),
-        "forward_dynamics": solver.forward_dynamics(q, qd, tau),
-        "jacobian": solver.jacobian(q),
-        "jacobian_dot_qd": solver.jacobian_dot_qd(q, qd),
-        "operational_space_inertia": solver.operational_space_inertia(q),
-    }
+# each cross-checked quantity of a solver at (q, q̇, q̈); τ feeds forward dynamics
+EVALUATE = {
+    "inverse_dynamics": lambda s, q, qd, qdd, tau: s.inverse_dynamics(q, qd, qdd),
+    "gravity": lambda s, q, qd, qdd, tau: s.gravity(q),
+    "coriolis_qd": lambda s, q, qd, qdd, tau: s.bias(q, qd) - s.gravity(q),
+    "mass_matrix": lambda s, q, qd, qdd, tau: s.mass_matrix(q),
+    "coriolis_matrix": lambda s, q, qd, qdd, tau: s.coriolis_matrix(q, qd),
+    "forward_dynamics": lambda s, q, qd, qdd, tau: s.forward_dynamics(q, qd, tau),
+    "jacobian": lambda s, q, qd, qdd, tau: s.jacobian(q),
+    "jacobian_dot_qd": lambda s, q, qd, qdd, tau: s.jacobian_dot_qd(q, qd),
+    "operational_space_inertia": lambda s, q, qd, qdd, tau: s.operational_space_inertia(q),
+}
+QUANTITIES = tuple(EVALUATE)
 
 
 def difference(a, b, floor=1.0):
@@ -37,15 +34,43 @@ def difference(a, b, floor=1.0):
     return Difference(max_abs, max_abs / max(scale, floor))
 
 
+class CrossCheckSteps:
+    """`cross_check` one quantity at a time: each `step()` evaluates the next quantity on
+    both solvers (the first also the reference's τ); `done` once all are, `report` then
+    holds {quantity: Difference}. The state is copied at construction."""
+
+    def __init__(self, solver, reference, q, qd, qdd, quantities=QUANTITIES):
+        if tuple(solver.joint_names) != tuple(reference.joint_names):
+            raise ValueError("the two solvers have different joints: "
+                             f"{solver.joint_names} vs {reference.joint_names}")
+        self.solver, self.reference = solver, reference
+        self.state = tuple(np.array(x, dtype=float) for x in (q, qd, qdd))
+        self.pending = list(quantities)
+        self.report = {}
+        self.tau = None
+
+    @property
+    def done(self):
+        return not self.pending
+
+    def step(self):
+        """Evaluate the next quantity on both solvers (nothing once done)."""
+        if self.tau is None:
+            self.tau = self.reference.inverse_dynamics(*self.state)
+        if self.pending:
+            name = self.pending.pop(0)
+            evaluate = EVALUATE[name]
+            self.report[name] = difference(evaluate(self.solver, *self.state, self.tau),
+                                           evaluate(self.reference, *self.state, self.tau))
+
+
 def cross_check(solver, reference, q, qd, qdd, quantities=QUANTITIES):
     """{quantity: Difference(max_abs, max_rel)} of `solver` against `reference` at one state.
 
     Both solvers must describe the same joints in the same order. Forward dynamics is
     evaluated at τ = the reference's inverse dynamics, so it should return q̈.
     """
-    if tuple(solver.joint_names) != tuple(reference.joint_names):
-        raise ValueError("the two solvers have different joints: "
-                         f"{solver.joint_names} vs {reference.joint_names}")
-    tau = reference.inverse_dynamics(q, qd, qdd)
-    a, b = evaluate(solver, q, qd, qdd, tau), evaluate(reference, q, qd, qdd, tau)
-    return {name: difference(a[name], b[name]) for name in quantities}
+    steps = CrossCheckSteps(solver, reference, q, qd, qdd, quantities)
+    while not steps.done:
+        steps.step()
+    return steps.report

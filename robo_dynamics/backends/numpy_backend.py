@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from ..algorithms import (coriolis, crba_codegen, derivatives_codegen, jacobian,
+from ..algorithms import (crba_codegen, derivatives_codegen, jacobian,
                           jacobian_codegen, rnea, rnea_codegen, small_linalg)
 from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED
 from ..spatial.rotations import cross
@@ -15,10 +15,10 @@ class NumpySolver(DynamicsSolver):
     """Recursive Newton–Euler, CRBA and friends in plain Python and NumPy (backend "rnea").
 
     Inverse dynamics, gravity, bias, the mass matrix, the tip Jacobian and J̇ q̇ and the
-    derivatives of inverse dynamics use the algorithms compiled for this arm (the
-    `*_codegen` modules of robo_dynamics.algorithms, each built on first use; batches run
-    the same code on arrays). The Coriolis matrix and a tip wrench use the vectorised
-    algorithms.
+    derivatives of inverse dynamics and the Coriolis matrix use the algorithms compiled for
+    this arm (the `*_codegen` modules of robo_dynamics.algorithms, each built on first use;
+    batches run the same code on arrays). A tip wrench and the Jacobian in other frames for
+    a batch use the vectorised algorithms.
     """
 
     name = "rnea"
@@ -47,6 +47,10 @@ class NumpySolver(DynamicsSolver):
     @functools.cached_property
     def _jacobian_dot_qd_code(self):
         return jacobian_codegen.compile_jacobian_dot_qd(self.model)
+
+    @functools.cached_property
+    def _coriolis_code(self):
+        return derivatives_codegen.compile_coriolis_matrix(self.model)
 
     @functools.cached_property
     def _derivatives_code(self):
@@ -95,7 +99,8 @@ class NumpySolver(DynamicsSolver):
         return small_linalg.inv(self._mass_matrix(q))
 
     def _coriolis_matrix(self, q, qd):
-        return coriolis.coriolis_matrix(self.model, q, qd)
+        n = len(q)
+        return np.array(self._coriolis_code(q.tolist(), qd.tolist())).reshape(n, n)
 
     def _forward_dynamics(self, q, qd, tau):
         return np.linalg.solve(self._mass_matrix(q), tau - self._bias(q, qd))

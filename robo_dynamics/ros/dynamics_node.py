@@ -17,7 +17,10 @@ Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_pa
 The node converts messages, holds parameters and calls the controller core and the library;
 every control decision is the core's. It never crashes on what it receives: bad input is
 rejected, counted and reported. joint_states is taken on a thread of its own
-(joint_state_thread.py); the node's lock serialises the two threads.
+(joint_state_thread.py); the node's lock serialises the two threads. The cross-check of
+the two backends runs on that thread too, one quantity per joint state after its command
+is out, so it never delays a command; without Pinocchio (backend rnea) it is off, as
+/diagnostics says.
 """
 
 import collections
@@ -49,12 +52,12 @@ from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, Inve
 from .. import make_solver
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
-from ..backends.cross_check import cross_check
+from ..backends.cross_check import CrossCheckSteps, cross_check
 from ..control import controller as core
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
 from ..control.trajectory import SetPoint
-from ..errors import RoboDynamicsError
+from ..errors import BackendUnavailable, RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
 from .chain import command_index, load_chain, start_up_payload
@@ -129,6 +132,9 @@ class DynamicsNode(Node):
         self.last_condition = math.nan
         self.last_near_singular = False
         self.cross_check_result = {}
+        self._cross_check_due = False   # set by the cross-check timer
+        self._cross_check_steps = None  # the cross-check under way, one quantity per state
+        self.cross_check_off = None     # why there is no cross-check (no second backend)
         self.rate_window = collections.deque(maxlen=20_000)  # receipt times of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.model = self.solver = self.checker = None
@@ -240,11 +246,19 @@ class DynamicsNode(Node):
                 model = model.with_payload(link, mass, com, inertia)
         backend = self.get_parameter("backend").value
         other = "rnea" if backend == "pinocchio" else "pinocchio"
-        solver, checker = make_solver(model, backend), make_solver(model, other)
+        solver = make_solver(model, backend)
+        try:
+            checker = make_solver(model, other)
+        except BackendUnavailable as exc:
+            checker = None
+            if self.cross_check_off is None:
+                self.get_logger().warning(f"cross-check off: {exc}")
+            self.cross_check_off = str(exc)
         # first calls compile code and load libraries (tens of ms): do them now, not in the
         # middle of a command stream
         zero = np.zeros(model.dof)
-        cross_check(checker, solver, zero, zero, zero, CROSS_CHECKED)
+        if checker is not None:
+            cross_check(checker, solver, zero, zero, zero, CROSS_CHECKED)
         solver.inverse_dynamics(zero, zero, zero)
         solver.gravity(zero)
         operational_space(solver.jacobian(zero), M_inv=solver.mass_matrix_inverse(zero))
@@ -338,12 +352,13 @@ class DynamicsNode(Node):
         self.rate_window.append(now)
         for event in cycle.events:
             self._report(event)
-        if cycle.command is None:
-            return
-        try:
-            self._publish(msg.header.stamp, cycle, now)
-        except Exception as exc:
-            self._computation_failed(exc)
+        if cycle.command is not None:
+            try:
+                self._publish(msg.header.stamp, cycle, now)
+            except Exception as exc:
+                self._computation_failed(exc)
+        if self._cross_check_due or self._cross_check_steps is not None:
+            self._cross_check_step()
 
     def _publish(self, stamp, cycle, now):
         """The command first (what the arm is waiting for), then the gravity torques, then
@@ -438,17 +453,33 @@ class DynamicsNode(Node):
             return
         self._report(self.controller.desire(SetPoint(q, qd), self._now()))
 
-    # -- periodic work -------------------------------------------------------------------------
-    @_exclusive
-    def _cross_check(self):
-        if self.controller is None or not self.controller.merger.complete():
-            return
-        q, qd = self.controller.merger.q.copy(), self.controller.merger.qd.copy()
+    def _cross_check_step(self):
+        """One quantity of the cross-check (both backends) per joint state, after that
+        state's outputs are published: a cross-check never delays a command, it is spread
+        over the next len(CROSS_CHECKED) states, at the state taken when it began."""
+        steps = self._cross_check_steps
+        if steps is None:
+            merger = self.controller.merger
+            if self.checker is None or not merger.complete():
+                return
+            self._cross_check_due = False
+            steps = self._cross_check_steps = CrossCheckSteps(
+                self.checker, self.solver, merger.q, merger.qd, np.zeros(self.model.dof),
+                CROSS_CHECKED)
         try:
-            self.cross_check_result = cross_check(self.checker, self.solver, q, qd,
-                                                  np.zeros_like(q), CROSS_CHECKED)
+            steps.step()
         except Exception as exc:
+            self._cross_check_steps = None
             self._computation_failed(exc, "cross-check")
+            return
+        if steps.done:
+            self.cross_check_result = steps.report
+            self._cross_check_steps = None
+
+    # -- periodic work -------------------------------------------------------------------------
+    def _cross_check(self):
+        """The cross-check timer only asks for one: the joint-state thread does it."""
+        self._cross_check_due = True
 
     @_exclusive
     def _publish_markers(self):
@@ -504,6 +535,8 @@ class DynamicsNode(Node):
                 "lambda_condition_number": f"{self.last_condition:.4g}",
                 "near_singular": str(self.last_near_singular),
                 "cross_check_max_relative_difference": f"{worst:.3g}",
+                "cross_check": ("off: " + self.cross_check_off if self.checker is None
+                                else f"{self.checker.name} against {self.solver.name}"),
                 "joint_state_thread": (self.joint_states.scheduling if self.joint_states
                                        else "not started"),
                 "model_warnings": str(len(self.model.warnings)),
@@ -636,6 +669,7 @@ class DynamicsNode(Node):
             event = self.controller.replace_solver(solver, message)
             self.controller.configure(self._settings(self._values()))
             self.cross_check_result = {}
+            self._cross_check_steps = None
         self._report(event)
         return message
 

@@ -99,8 +99,9 @@ DYNAMICS_NODE = {
                          "the mass matrix diagonal at the zero configuration.", RUNTIME),
     "stale_timeout": Spec(0.1, DOUBLE, "Joint states older than this [s] stop the command "
                           "stream.", RUNTIME),
-    "cross_check_rate": Spec(1.0, DOUBLE, "How often [Hz] the other backend recomputes the "
-                             "latest state; 0 disables the cross-check.", RUNTIME),
+    "cross_check_rate": Spec(1.0, DOUBLE, "How often [Hz] the other backend recomputes a "
+                             "state, one quantity per joint state after its command is "
+                             "published; 0 disables the cross-check.", RUNTIME),
     "cross_check_tolerance": Spec(1e-6, DOUBLE, "Largest relative difference between backends "
                                   "before diagnostics report ERROR.", RUNTIME),
     "friction_compensation": Spec(False, BOOL, "Add viscous + Coulomb friction torques to the "
