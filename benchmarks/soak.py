@@ -114,12 +114,14 @@ def main(argv=None):
     print(f"soak: {elapsed / 60:.1f} min at {args.rate:.0f} Hz, dynamics_node's joint-state "
           f"thread: {diagnostics.get('joint_state_thread')}")
     for name, (cpu0, rss0), (cpu1, rss1) in zip(("sim_arm", "dynamics_node"), stats0, stats1):
-        print(f"  {name:<14} RSS {rss0:.1f} → {rss1:.1f} MiB, CPU {100 * (cpu1 - cpu0) / elapsed:.0f} %")
+        print(f"  {name:<14} RSS {rss0:.1f} → {rss1:.1f} MiB, "
+              f"CPU {100 * (cpu1 - cpu0) / elapsed:.0f} %")
     print(f"  joint states seen by the driver: {counts['states']} "
           f"({counts['states'] / elapsed:.0f} /s); accepted by the node: {accepted} "
           f"(≈ {max(counts['states'] - accepted, 0)} not processed)")
     print(f"  node: rejected {diagnostics.get('messages_rejected')}, errors "
-          f"{diagnostics.get('computation_errors')}, clamped {diagnostics.get('commands_clamped')}, "
+          f"{diagnostics.get('computation_errors')}, "
+          f"clamped {diagnostics.get('commands_clamped')}, "
           f"input {diagnostics.get('input_rate_hz')} Hz, "
           f"callback p50/p99/max {diagnostics.get('callback_p50_us')}/"
           f"{diagnostics.get('callback_p99_us')}/{diagnostics.get('callback_max_us')} µs, "

@@ -13,6 +13,7 @@ from .errors import (ArgumentError, BackendUnavailable, ModelWarning, RoboDynami
                      URDFError)
 from .model import RobotModel, load_robot
 
-__all__ = ["ArgumentError", "BACKENDS", "BackendUnavailable", "DEFAULT_BACKEND", "DynamicsSolver", "ModelWarning",
+__all__ = ["ArgumentError", "BACKENDS", "BackendUnavailable", "DEFAULT_BACKEND", "DynamicsSolver",
+           "ModelWarning",
            "RoboDynamicsError", "RobotModel", "URDFError", "cross_check", "load_robot",
            "make_solver"]

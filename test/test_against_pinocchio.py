@@ -202,3 +202,17 @@ def test_batched_solver_api_equals_pinocchio_per_state(solvers):
             assert rel(dq[k], d_q) <= TOLERANCE and rel(dv[k], d_v) <= TOLERANCE
             if ref.operational_space(q[k]).condition_number <= 1e6:
                 assert rel(Lambda[k], ref.operational_space_inertia(q[k])) <= 1e-7
+
+
+def test_cross_check_in_steps_is_one_quantity_per_step_and_equals_all_at_once(solvers):
+    from robo_dynamics.backends.cross_check import QUANTITIES, CrossCheckSteps
+    ours, ref = solvers
+    q, qd, qdd = (x[0] for x in random_states(ours.model, 1, seed=13))
+    steps = CrossCheckSteps(ours, ref, q, qd, qdd)
+    q[:] = 0.0                                       # the state was copied
+    for count in range(1, len(QUANTITIES) + 1):
+        steps.step()
+        assert list(steps.report) == list(QUANTITIES[:count])
+    assert steps.done
+    q = random_states(ours.model, 1, seed=13)[0][0]
+    assert steps.report == rd.cross_check(ours, ref, q, qd, qdd)

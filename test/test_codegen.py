@@ -126,8 +126,9 @@ def test_derivatives_follow_the_rules_of_calculus():
     by hand."""
     e = Emitter()
     x0, x1, x2 = (e.input(f"x{i}") for i in range(3))
-    f = [e.sub(e.mul(e.call("cos", x0), x1), e.mul(2.5, e.call("sin", x0))),   # x1 cos x0 − 2.5 sin x0
-         e.neg(e.mul(x1, e.mul(x1, x2))),                                     # −x1² x2
+    # x1 cos x0 − 2.5 sin x0,  −x1² x2,  x2 + 3
+    f = [e.sub(e.mul(e.call("cos", x0), x1), e.mul(2.5, e.call("sin", x0))),
+         e.neg(e.mul(x1, e.mul(x1, x2))),
          e.add(x2, 3.0)]
     d0, d1 = e.derivatives(f, "x0"), e.derivatives(f, "x1")
     assert d0[1] == d0[2] == d1[2] == 0.0                 # structurally zero: folded

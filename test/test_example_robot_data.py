@@ -117,7 +117,8 @@ def test_named_chains_load(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rd.ModelWarning)
         robot = rd.load_robot(EXAMPLE_ROBOTS / path, base_link=base, tip_link=tip)
-    worst, report = worst_disagreement(rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio"),
+    worst, report = worst_disagreement(rd.make_solver(robot, "rnea"),
+                                       rd.make_solver(robot, "pinocchio"),
                                        *sample_state(robot, seed=3))
     assert robot.dof >= 2 and worst <= 1e-9, report
 

@@ -169,7 +169,8 @@ def test_tip_not_below_base_and_unknown_links():
 
 def test_no_movable_joint_between_base_and_tip():
     source = robot(*GOOD, link("c"), joint("k", "b", "c", kind="fixed"))
-    with pytest.raises(rd.URDFError, match="no movable joint between base_link 'b' and tip_link 'c'"):
+    with pytest.raises(rd.URDFError,
+                       match="no movable joint between base_link 'b' and tip_link 'c'"):
         rd.load_robot(source, base_link="b", tip_link="c")
 
 

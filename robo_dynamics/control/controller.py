@@ -16,7 +16,8 @@ arm's torque is: the measured effort when the joint states carry it, else the la
 
 - admission: a desired motion whose start (its desired position now) is farther than
   start_tolerance from the measured position, or whose positions leave the URDF limits, or
-  that arrives while a joint moves beyond the velocity bound, is refused (as MoveIt refuses a trajectory that does not start at the current state);
+  that arrives while a joint moves beyond the velocity bound, is refused (as MoveIt
+  refuses a trajectory that does not start at the current state);
 - watchdogs: |q̇| beyond the velocity bound, or a tracking error beyond max_tracking_error,
   abandon the desired motion for the hold, on the joint state that shows it;
 - staleness: no command while any joint's state is older than stale_timeout; a desired

@@ -29,7 +29,8 @@ from rclpy.parameter import Parameter
 
 class JointStateThread:
     """Subscribe `callback` to `topic` (resolved by `owner`) with `msg_type` and `qos` (a
-    QoSProfile or a depth); spin at SCHED_FIFO `priority` (1–99) or, with 0, on the normal scheduler."""
+    QoSProfile or a depth); spin at SCHED_FIFO `priority` (1–99) or, with 0, on the normal
+    scheduler."""
 
     def __init__(self, owner, msg_type, topic, callback, qos, priority=0):
         self.node = Node(f"{owner.get_name()}_joint_states", namespace=owner.get_namespace(),

@@ -2,11 +2,11 @@
 
 Integrates the URDF's dynamics at a fixed step and publishes joint_states (positions,
 velocities and the applied efforts; while the brakes hold, the holding torque) at
-publish_rate; takes effort commands as
-std_msgs/Float64MultiArray in command_joints order (what a ros2_control
-JointGroupEffortController receives) on `effort_commands`; holds the last command for at
-most command_timeout, then brakes (or, with brakes false, applies zero). A payload the controller does not know about can
-be added to make model errors visible.
+publish_rate; takes effort commands as std_msgs/Float64MultiArray in command_joints order
+(what a ros2_control JointGroupEffortController receives) on `effort_commands`; holds the
+last command for at most command_timeout, then brakes (or, with brakes false, applies
+zero). A payload the controller does not know about can be added to make model errors
+visible.
 """
 
 import sys

@@ -48,7 +48,8 @@ def cross(a, b):
 
 
 def axis_angle_matrix(axis, angle):
-    """Rodrigues' formula: rotation by `angle` (rad, shape (...)) about unit `axis` (shape (..., 3)).
+    """Rodrigues' formula: rotation by `angle` (rad, shape (...)) about unit `axis`
+    (shape (..., 3)).
 
     R = I + sin θ [a]× + (1 − cos θ) [a]×²
     """
