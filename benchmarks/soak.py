@@ -7,7 +7,9 @@ Computed-torque tracking of the demo's smooth 6-joint motion, sent as overlappin
 trajectory segments of one periodic path, each sent when it starts (so that it starts where
 the arm is, as the node's start_tolerance requires), and the arm moves for the whole run. Reports
 RSS of both processes at start and end, joint states published and accepted (drops), the
-node's rejections, computation errors and callback times. Loopback only, own ROS domain.
+node's rejections, computation errors and callback times, and the longest gap between two
+consecutive commands (at the driver, and between the joint states they answer). Loopback
+only, own ROS domain.
 """
 
 import argparse
@@ -53,6 +55,21 @@ def main(argv=None):
     counts, diagnostics = {"states": 0}, {}
     node.create_subscription(JointState, "/joint_states",
                              lambda m: counts.__setitem__("states", counts["states"] + 1), 1000)
+    # the command stream as a controller would see it: each command's receipt time and the
+    # stamp of the joint state it answers; the longest gaps between consecutive ones
+    gaps = {"last": None, "receipt": 0.0, "stamp": 0.0, "commands": 0}
+
+    def on_command(msg):
+        received = time.monotonic()
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if gaps["last"] is not None and gaps["measuring"]:
+            last_received, last_stamp = gaps["last"]
+            gaps["receipt"] = max(gaps["receipt"], received - last_received)
+            gaps["stamp"] = max(gaps["stamp"], stamp - last_stamp)
+            gaps["commands"] += 1
+        gaps["last"] = (received, stamp)
+    gaps["measuring"] = False
+    node.create_subscription(JointState, "/dynamics_node/commanded_torques", on_command, 1000)
 
     def on_diagnostics(msg):
         for status in msg.status:
@@ -89,6 +106,7 @@ def main(argv=None):
         executor.spin_once(timeout_sec=0.1)
         accepted0 = int(diagnostics.get("messages_accepted", 0))
         counts["states"] = 0
+        gaps["measuring"] = True
         clock_start = node.get_clock().now().nanoseconds * 1e-9
         start, next_offset = time.monotonic(), 0.0
         duration = 60.0 * args.minutes
@@ -111,6 +129,9 @@ def main(argv=None):
         node.destroy_node()
         rclpy.try_shutdown()
     accepted = int(diagnostics.get("messages_accepted", 0)) - accepted0
+    print(f"  commands received: {gaps['commands']}; longest gap between consecutive commands: "
+          f"{gaps['receipt'] * 1e3:.2f} ms at the driver, {gaps['stamp'] * 1e3:.2f} ms between "
+          "the joint states they answer (target ≤ 2.5 ms)")
     print(f"soak: {elapsed / 60:.1f} min at {args.rate:.0f} Hz, dynamics_node's joint-state "
           f"thread: {diagnostics.get('joint_state_thread')}")
     for name, (cpu0, rss0), (cpu1, rss1) in zip(("sim_arm", "dynamics_node"), stats0, stats1):
