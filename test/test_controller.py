@@ -12,7 +12,7 @@ from robo_dynamics.control.limits import velocity_bounds
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.rate_limit import MAX_INTERVAL, TorqueRateLimiter
 from robo_dynamics.control.trajectory import SetPoint, Trajectory
-from robo_dynamics.simulation.simulated_arm import SimulatedArm
+from robo_dynamics.simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from conftest import SHIPPED, rel
 
 ROBOT = rd.load_robot(SHIPPED / "rd_ur5e.urdf")
@@ -207,7 +207,7 @@ def test_safe_hold_brings_a_moving_arm_to_rest_in_simulation():
     """Closed loop with the simulated arm: a joint pushed beyond the velocity bound trips the
     hold, which stops the arm (no torque source drives it any more)."""
     ctrl = controller(velocity_bound=np.full(N, 0.5))
-    arm = SimulatedArm(REF, Q, v0=[0, 0, 0.8, 0, 0, 0.8], integrator="rk4", time_step=1e-3,
+    arm = SimulatedArm(IntegratedPlant(REF, "rk4", 1e-3), Q, v0=[0, 0, 0.8, 0, 0, 0.8],
                        command_timeout=1.0)
     speeds = []
     for k in range(1500):

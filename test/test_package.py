@@ -24,7 +24,7 @@ INTERFACES = REPO / "interfaces" / "robo_dynamics_interfaces"
 ROSDEP_KEYS = {"numpy": "python3-numpy", "urdf_parser_py": "urdfdom_py", "xacro": "xacro",
                "pinocchio": "pinocchio", "matplotlib": "python3-matplotlib",
                "pytest": "python3-pytest", "hypothesis": "python3-hypothesis",
-               "yaml": "python3-yaml"}
+               "yaml": "python3-yaml", "mujoco": "python3-mujoco"}
 ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_msgs",
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",

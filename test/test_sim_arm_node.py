@@ -29,9 +29,16 @@ def make_sim(**params):
     return SimArmNode(parameter_overrides=overrides(params))
 
 
-def test_brakes_hold_until_commands_and_again_after_the_timeout():
+@pytest.fixture(params=["internal", "mujoco"])
+def engine(request):
+    """Each of sim_arm's engines."""
+    return request.param
+
+
+def test_brakes_hold_until_commands_and_again_after_the_timeout(engine):
     loop = Loop()
-    sim = loop.add(make_sim(command_timeout=0.05, publish_rate=200.0))
+    sim = loop.add(make_sim(command_timeout=0.05, publish_rate=200.0, engine=engine))
+    assert sim.arm.plant.engine == engine
     peer = loop.add(rclpy.create_node("peer"))
     states = []
     peer.create_subscription(JointState, "/joint_states", states.append, 100)
@@ -39,7 +46,7 @@ def test_brakes_hold_until_commands_and_again_after_the_timeout():
     try:
         assert loop.spin_until(lambda: len(states) >= 10)
         assert np.allclose(states[-1].position, Q0)                   # braked: not falling
-        np.testing.assert_allclose(states[-1].effort, REF.gravity(Q0), rtol=1e-12)
+        np.testing.assert_allclose(states[-1].effort, REF.gravity(Q0), rtol=1e-12, atol=1e-12)
         commands.publish(Float64MultiArray(data=[1.0, 2.0, 3.0]))     # wrong length
         assert loop.spin_until(lambda: sim.rejected == 1)
         assert sim.arm.braked and np.allclose(states[-1].position, Q0)
@@ -51,7 +58,7 @@ def test_brakes_hold_until_commands_and_again_after_the_timeout():
         q = np.array(states[-1].position)
         assert np.max(np.abs(q - Q0)) > 1e-3 and np.all(np.array(states[-1].velocity) == 0.0)
         assert np.all(np.array(states[-2].position) == q)
-        np.testing.assert_allclose(states[-1].effort, REF.gravity(q), rtol=1e-12)
+        np.testing.assert_allclose(states[-1].effort, REF.gravity(q), rtol=1e-12, atol=1e-12)
         assert list(states[-1].name) == list(sim.model.joint_names)
     finally:
         loop.close()
@@ -67,8 +74,10 @@ def test_command_order_follows_command_joints():
     sim.destroy_node()
 
 
-def test_closed_loop_gravity_compensation_holds_the_arm():
-    sim = make_sim(publish_rate=500.0)
+def test_closed_loop_gravity_compensation_holds_the_arm(engine):
+    """On the internal plant the library agrees with itself exactly; on MuJoCo (an
+    independent engine, no friction) the pose is held to its rounding."""
+    sim = make_sim(publish_rate=500.0, engine=engine)
     node = DynamicsNode(parameter_overrides=overrides(
         {"robot_description_file": URDF, "marker_rate": 0.0}))
     # the dynamics node's gravity command is the simulator's effort input
@@ -85,6 +94,16 @@ def test_closed_loop_gravity_compensation_holds_the_arm():
         assert np.max(np.abs(sim.arm.v)) < 1e-9
     finally:
         loop.close()
+
+
+def test_engine_options_are_checked_at_start_up():
+    with pytest.raises(ValueError, match="armature need engine mujoco"):
+        make_sim(armature=[0.1])
+    with pytest.raises(ValueError, match="obstacle_box needs 6 finite numbers"):
+        make_sim(engine="mujoco", obstacle_box=[0.5, 0.0])
+    sim = make_sim(engine="mujoco", armature=[0.05], obstacle_box=[0.6, 0.0, 0.2, 0.1, 0.1, 0.1])
+    np.testing.assert_array_equal(sim.arm.plant.armature, [0.05] * 6)
+    sim.destroy_node()
 
 
 def test_unknown_payload_makes_the_arm_sag_under_gravity_compensation():

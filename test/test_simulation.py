@@ -9,7 +9,7 @@ from robo_dynamics.algorithms.energy import kinetic_energy, potential_energy
 from robo_dynamics.control.computed_torque import commanded_acceleration
 from robo_dynamics.simulation.arm_dynamics import ArmDynamics
 from robo_dynamics.simulation.integrators import INTEGRATORS
-from robo_dynamics.simulation.simulated_arm import SimulatedArm
+from robo_dynamics.simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from conftest import load_arm
 
 Q0 = np.array([0.3, -1.0, 1.2, -0.8, 1.1, 0.4])
@@ -95,7 +95,7 @@ def closed_loop(sim_solver, controller, q_des, duration, Kp=100.0, Kd=20.0, mode
     the last state and held over the next step. Returns times, positions, desired, torques."""
     model = controller.model
     q_d0, v_d0, _ = q_des(0.0)
-    arm = SimulatedArm(sim_solver, q_d0, v_d0, time_step=1e-3)   # starts on the trajectory
+    arm = SimulatedArm(IntegratedPlant(sim_solver), q_d0, v_d0)   # starts on the trajectory
     Kp, Kd = np.full(model.dof, Kp), np.full(model.dof, Kd)
     log = {"t": [], "q": [], "q_des": [], "tau": []}
     for _ in range(int(round(duration / arm.h))):
@@ -156,7 +156,7 @@ def test_unknown_payload_gives_the_steady_state_error_physics_predicts():
 
 def test_command_timeout_applies_zero_torque():
     robot = load_arm("planar_2link")
-    arm = SimulatedArm(rd.make_solver(robot, "pinocchio"), [0.2, 0.1], time_step=1e-3,
+    arm = SimulatedArm(IntegratedPlant(rd.make_solver(robot, "pinocchio")), [0.2, 0.1],
                        command_timeout=0.01)
     arm.set_command([5.0, 1.0])
     applied = [arm.step() for _ in range(20)]
@@ -168,7 +168,7 @@ def test_command_timeout_applies_zero_torque():
 def test_with_brakes_a_timed_out_command_brakes_the_arm_where_it_is():
     robot = load_arm("planar_2link")
     reference = rd.make_solver(robot, "pinocchio")
-    arm = SimulatedArm(rd.make_solver(robot, "rnea"), [0.2, 0.1], time_step=1e-3,
+    arm = SimulatedArm(IntegratedPlant(rd.make_solver(robot, "rnea")), [0.2, 0.1],
                        command_timeout=0.01, brakes=True)
     for _ in range(5):
         arm.step()

@@ -7,13 +7,12 @@ Pinocchio's world is the URDF root; when base_link is another link, results are 
 into the base frame.
 """
 
-import xml.etree.ElementTree as ET
-
 import numpy as np
 import pinocchio as pin
 
 from ..algorithms.jacobian import LOCAL, WORLD
 from ..errors import URDFError
+from ..model.urdf_document import locked_elsewhere
 from ..spatial.rotations import cross
 from .base import DynamicsSolver
 
@@ -27,7 +26,7 @@ class PinocchioSolver(DynamicsSolver):
         super().__init__(model)
         try:
             self.pin_model = pin.buildModelFromXML(
-                _locked_elsewhere(model.urdf_xml, set(model.joint_names)))
+                locked_elsewhere(model.urdf_xml, set(model.joint_names)))
         except Exception as exc:  # pinocchio raises RuntimeError/ValueError with C++ text
             raise URDFError(f"Pinocchio cannot build the URDF: {exc}") from None
         pm = self.pin_model
@@ -185,19 +184,6 @@ class PinocchioSolver(DynamicsSolver):
 
     def _gravity_batch(self, q):
         return np.array([self._gravity(x) for x in q])
-
-
-def _locked_elsewhere(urdf_xml, chain_joints):
-    """The URDF with every movable joint outside `chain_joints` made fixed at q = 0, as the
-    in-house model locks them (buildReducedModel does the same but fails when a link and a
-    joint share a name)."""
-    root = ET.fromstring(urdf_xml)
-    for joint in root.findall("joint"):
-        if joint.get("type") != "fixed" and joint.get("name") not in chain_joints:
-            joint.set("type", "fixed")
-            for mimic in joint.findall("mimic"):
-                joint.remove(mimic)
-    return ET.tostring(root, encoding="unicode")
 
 
 def _six_rows(J):

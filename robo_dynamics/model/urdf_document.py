@@ -66,6 +66,20 @@ def parse_urdf(xml_text, where="robot_description"):
     return robot, dynamics_xml
 
 
+def locked_elsewhere(urdf_xml, chain_joints):
+    """The URDF text with every movable joint outside `chain_joints` made fixed at q = 0,
+    as the in-house model locks them: how another engine (Pinocchio, MuJoCo) is given the
+    same chain. (Pinocchio's buildReducedModel does the same but fails when a link and a
+    joint share a name.)"""
+    root = ET.fromstring(urdf_xml)
+    for joint in root.findall("joint"):
+        if joint.get("type") != "fixed" and joint.get("name") not in chain_joints:
+            joint.set("type", "fixed")
+            for mimic in joint.findall("mimic"):
+                joint.remove(mimic)
+    return ET.tostring(root, encoding="unicode")
+
+
 def _dynamics_elements(root):
     """A copy of <robot> with its <link> and <joint> children, keeping in each only the
     elements the dynamics read."""

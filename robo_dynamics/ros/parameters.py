@@ -127,8 +127,19 @@ DYNAMICS_NODE = {
                             "the normal scheduler.", READ_ONLY),
 }
 
+ENGINES = ("internal", "mujoco")
+
 SIM_ARM = {
     **CHAIN,
+    "engine": Spec("internal", STRING, "What advances the arm: internal (the library's "
+                   "dynamics and `integrator`) or mujoco (MuJoCo from the same URDF, its "
+                   "scheme of the same kind; checked against the library at start-up).",
+                   READ_ONLY),
+    "armature": Spec(None, DOUBLES, "Rotor inertia per joint [kg·m² or kg], n values or one "
+                     "for all; engine mujoco. Unset: none.", READ_ONLY),
+    "obstacle_box": Spec(None, DOUBLES, "A box the arm's links can touch; engine mujoco: "
+                         "centre x, y, z in base_link's frame and edge lengths [m]. Unset: "
+                         "none.", READ_ONLY),
     "integrator": Spec("rk4", STRING, f"One of {sorted(INTEGRATORS)}.", READ_ONLY),
     "time_step": Spec(0.001, DOUBLE, "Integration step [s].", READ_ONLY),
     "publish_rate": Spec(1000.0, DOUBLE, "joint_states rate [Hz]; the simulation advances in "
@@ -145,7 +156,7 @@ SIM_ARM = {
 # per-joint parameters (n values or one for all) → whether 0 is excluded
 PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_friction": False,
              "max_torque_rate": True, "start_tolerance": True, "max_tracking_error": True,
-             "hold_damping": False}
+             "hold_damping": False, "armature": False}
 
 # name → the test its value must pass (the reason names the parameter and its value)
 RANGES = {
@@ -161,7 +172,8 @@ RANGES = {
     "publish_rate": lambda v: 0.0 < v <= 10_000.0,
     "command_timeout": lambda v: 0.0 < v < math.inf,
 }
-CHOICES = {"backend": list(BACKENDS), "integrator": sorted(INTEGRATORS)}
+CHOICES = {"backend": list(BACKENDS), "integrator": sorted(INTEGRATORS),
+           "engine": list(ENGINES)}
 # fractions of the URDF limits, in control/limits.py's SCALE_RANGE
 SCALES = ("torque_limit_scale", "velocity_limit_scale")
 # what an unset parameter is declared as

@@ -1,7 +1,10 @@
 """sim_arm: a simulated arm that closes the loop in place of the hardware.
 
-Integrates the URDF's dynamics at a fixed step and publishes joint_states (positions,
-velocities and the applied efforts; while the brakes hold, the holding torque) at
+Advances the URDF's arm at a fixed step — with the library's dynamics (engine internal) or
+with MuJoCo (engine mujoco: an independent engine, optionally with rotor armature, the
+URDF's joint friction and a box obstacle; simulation/mujoco_plant.py) — and publishes
+joint_states (positions, velocities and the applied motor torques as effort; while the
+brakes hold, the holding torque) at
 publish_rate; takes effort commands as std_msgs/Float64MultiArray in command_joints order
 (what a ros2_control JointGroupEffortController receives) on `effort_commands`; holds the
 last command for at most command_timeout, then brakes (or, with brakes false, applies
@@ -17,7 +20,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from .. import make_solver
-from ..simulation.simulated_arm import SimulatedArm
+from ..simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from . import parameters
 from .chain import command_index, load_chain, start_up_payload
 from .spin import run
@@ -47,10 +50,8 @@ class SimArmNode(Node):
             p["initial_positions"], dtype=float)
         if q0.shape != (model.dof,) or not np.all(np.isfinite(q0)):
             raise ValueError(f"initial_positions needs {model.dof} finite values")
-        self.arm = SimulatedArm(make_solver(model, p["backend"]), q0,
-                                integrator=p["integrator"], time_step=p["time_step"],
-                                command_timeout=p["command_timeout"], friction=p["friction"],
-                                brakes=p["brakes"])
+        self.arm = SimulatedArm(self._plant(model, q0, p), q0,
+                                command_timeout=p["command_timeout"], brakes=p["brakes"])
         self.command_index = command_index(model, p["command_joints"])
         self.model = model
         self.names = list(model.joint_names)
@@ -60,10 +61,29 @@ class SimArmNode(Node):
         self.start = None          # clock time [s] at which simulated time was 0
         self.create_timer(1.0 / p["publish_rate"], self._tick)
         self.get_logger().info(
-            f"simulating {model.name} ({model.dof} joints, {p['integrator']}, h = "
+            f"simulating {model.name} on engine {p['engine']} ({model.dof} joints, "
+            f"{p['integrator']}, h = "
             f"{self.arm.h} s, joint_states at {p['publish_rate']} Hz)"
             + (f", unknown payload {p['payload_mass']} kg at {p['payload_link']}"
                if model.payloads else ""))
+
+    @staticmethod
+    def _plant(model, q0, p):
+        """The plant of parameters `p`: the library's dynamics, or MuJoCo checked against
+        them at q0 (ValueError naming the difference)."""
+        solver = make_solver(model, p["backend"])
+        extras = [name for name in ("armature", "obstacle_box") if p[name] is not None]
+        if p["engine"] == "internal":
+            if extras:
+                raise ValueError(f"{' and '.join(extras)} need engine mujoco")
+            return IntegratedPlant(solver, p["integrator"], p["time_step"], p["friction"])
+        from ..simulation.mujoco_plant import MujocoPlant      # the only mujoco importer
+        armature = parameters.per_joint(p["armature"], model.dof, "armature")
+        plant = MujocoPlant(model, p["integrator"], p["time_step"], p["friction"],
+                            armature=armature, obstacle_box=p["obstacle_box"])
+        velocities = np.linspace(-0.5, 0.5, model.dof)      # Coriolis terms checked too
+        plant.check_against(solver, q0, velocities)
+        return plant
 
     def _on_command(self, msg):
         data = np.asarray(msg.data, dtype=float)

@@ -1,4 +1,4 @@
-"""A simulated arm: state, the torque command it holds, and a fixed-step integrator.
+"""A simulated arm: state, the torque command it holds, and a plant that advances it.
 
 The command is applied as given (zero-order hold) for at most `command_timeout` seconds of
 simulated time after it arrives. Then, without `brakes`, zero torque (a drive whose
@@ -8,7 +8,7 @@ held until the first command arrives, as a real arm is until its controller star
 command releases it. The joint torque measured while braked is the torque that holds the
 arm, g(q) (what its torque sensors, or its own position loop, report before an external
 torque controller takes over). The simulated model may differ from the controller's
-(payload mismatch).
+(payload mismatch), and the plant may be another engine (mujoco_plant.py).
 """
 
 import numpy as np
@@ -17,30 +17,47 @@ from .arm_dynamics import ArmDynamics
 from .integrators import INTEGRATORS
 
 
-class SimulatedArm:
-    """Integrates solver.model's dynamics from (q0, v0); see the module docstring.
+class IntegratedPlant:
+    """The package's own plant: solver.model's dynamics (plus, with `friction`, the URDF's
+    <dynamics damping friction>) advanced by one of INTEGRATORS at a fixed step h [s]."""
 
-    solver: DynamicsSolver of the simulated model. integrator: a key of INTEGRATORS.
-    friction: apply the model's <dynamics damping friction>. time_step h [s].
-    """
+    engine = "internal"
 
-    def __init__(self, solver, q0, v0=None, integrator="rk4", time_step=1e-3,
-                 command_timeout=0.05, friction=False, brakes=False):
+    def __init__(self, solver, integrator="rk4", time_step=1e-3, friction=False):
         model = solver.model
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of "
                              f"{sorted(INTEGRATORS)}")
         if not time_step > 0.0:
             raise ValueError(f"time step must be > 0, got {time_step}")
+        self.model = model
         self.dynamics = ArmDynamics(solver, model.damping if friction else None,
                                     model.friction if friction else None)
         self.step_function = INTEGRATORS[integrator]
         self.h = float(time_step)
+
+    def advance(self, q, v, tau):
+        """(q, q̇) one step h later under the joint torques tau held over the step."""
+        return self.step_function(self.dynamics, q, v, tau, self.h)
+
+    def holding_torque(self, q):
+        """The joint torques that hold the arm still at q: g(q)."""
+        return self.dynamics.solver.gravity(q)
+
+
+class SimulatedArm:
+    """The arm of `plant` (IntegratedPlant or mujoco_plant.MujocoPlant) from (q0, v0); see
+    the module docstring."""
+
+    def __init__(self, plant, q0, v0=None, command_timeout=0.05, brakes=False):
+        n = plant.model.dof
+        self.plant = plant
+        self.h = plant.h
         self.command_timeout = float(command_timeout)
         self.q = np.array(q0, dtype=float)
-        self.v = np.zeros(model.dof) if v0 is None else np.array(v0, dtype=float)
+        self.v = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
         self.t = 0.0
-        self.command = np.zeros(model.dof)
+        self.command = np.zeros(n)
         self.command_time = -np.inf
         self.brakes = bool(brakes)
         self.braked = self.brakes      # the brakes hold the arm now
@@ -64,7 +81,7 @@ class SimulatedArm:
         """The joint torques a sensor reads now (n,): the holding torque g(q) while braked,
         else the applied torque."""
         if self.braked:
-            return self.dynamics.solver.gravity(self.q)
+            return self.plant.holding_torque(self.q)
         return self.applied_torque()
 
     def step(self):
@@ -74,6 +91,6 @@ class SimulatedArm:
             self.braked = True         # the controller fell silent: brake, stop where it is
             self.v = np.zeros_like(self.v)
         if not self.braked:
-            self.q, self.v = self.step_function(self.dynamics, self.q, self.v, tau, self.h)
+            self.q, self.v = self.plant.advance(self.q, self.v, tau)
         self.t += self.h
         return tau
