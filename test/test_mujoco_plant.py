@@ -44,11 +44,13 @@ def test_mujoco_reads_the_same_arm_as_the_library(name):
         assert rel(plant.holding_torque(q), reference.gravity(q)) <= 1e-9
 
 
-def test_a_tracked_trajectory_on_mujoco_equals_the_internal_plant():
-    """Computed-torque tracking for 1 s on both plants (RK4, h = 1 ms, no friction or
-    armature): the same trajectory to rounding — MuJoCo integrates the same equations."""
+@pytest.mark.parametrize("damping", [None, np.array([2.0, 2.0, 1.0, 0.3, 0.3, 0.3])])
+def test_a_tracked_trajectory_on_mujoco_equals_the_internal_plant(damping):
+    """Computed-torque tracking for 1 s on both plants (RK4, h = 1 ms, no armature; without
+    and with viscous joint damping, unknown to the controller): the same trajectory to
+    rounding — MuJoCo integrates the same equations."""
     solver = rd.make_solver(UR5E, "pinocchio")
-    plants = [MujocoPlant(UR5E), IntegratedPlant(solver)]
+    plants = [MujocoPlant(UR5E, damping=damping), IntegratedPlant(solver, damping=damping)]
     state = [(Q0.copy(), np.zeros(6)) for _ in plants]
     travel = 0.0
     for k in range(1000):

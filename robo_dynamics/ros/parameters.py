@@ -146,7 +146,14 @@ SIM_ARM = {
                          "real time.", READ_ONLY),
     "command_timeout": Spec(0.05, DOUBLE, "A command older than this [s] engages the brakes "
                             "(zero torque without brakes).", READ_ONLY),
-    "friction": Spec(False, BOOL, "Apply the URDF's <dynamics damping friction>.", READ_ONLY),
+    "friction": Spec(False, BOOL, "Apply joint friction: the URDF's <dynamics damping "
+                     "friction>, or joint_damping / joint_friction when set.", READ_ONLY),
+    "joint_damping": Spec(None, DOUBLES, "Viscous joint friction of the simulated arm "
+                          "[N·m·s/rad or N·s/m], n values or one for all (with friction). "
+                          "Unset: the URDF's.", READ_ONLY),
+    "joint_friction": Spec(None, DOUBLES, "Coulomb joint friction of the simulated arm [N·m "
+                           "or N], n values or one for all (with friction). Unset: the "
+                           "URDF's.", READ_ONLY),
     "brakes": Spec(True, BOOL, "Hold the arm still until the first effort command arrives, and "
                    "again whenever the command times out.", READ_ONLY),
     "initial_positions": Spec(None, DOUBLES, "Initial joint positions, chain order [rad or m]. "
@@ -156,7 +163,8 @@ SIM_ARM = {
 # per-joint parameters (n values or one for all) → whether 0 is excluded
 PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_friction": False,
              "max_torque_rate": True, "start_tolerance": True, "max_tracking_error": True,
-             "hold_damping": False, "armature": False}
+             "hold_damping": False, "armature": False, "joint_damping": False,
+             "joint_friction": False}
 
 # name → the test its value must pass (the reason names the parameter and its value)
 RANGES = {

@@ -73,13 +73,19 @@ class SimArmNode(Node):
         them at q0 (ValueError naming the difference)."""
         solver = make_solver(model, p["backend"])
         extras = [name for name in ("armature", "obstacle_box") if p[name] is not None]
+        damping = coulomb = None
+        if p["friction"]:      # the URDF's <dynamics>, unless given
+            damping = parameters.per_joint(p["joint_damping"], model.dof, "joint_damping")
+            coulomb = parameters.per_joint(p["joint_friction"], model.dof, "joint_friction")
+            damping = model.damping if damping is None else np.array(damping)
+            coulomb = model.friction if coulomb is None else np.array(coulomb)
         if p["engine"] == "internal":
             if extras:
                 raise ValueError(f"{' and '.join(extras)} need engine mujoco")
-            return IntegratedPlant(solver, p["integrator"], p["time_step"], p["friction"])
+            return IntegratedPlant(solver, p["integrator"], p["time_step"], damping, coulomb)
         from ..simulation.mujoco_plant import MujocoPlant      # the only mujoco importer
         armature = parameters.per_joint(p["armature"], model.dof, "armature")
-        plant = MujocoPlant(model, p["integrator"], p["time_step"], p["friction"],
+        plant = MujocoPlant(model, p["integrator"], p["time_step"], damping, coulomb,
                             armature=armature, obstacle_box=p["obstacle_box"])
         velocities = np.linspace(-0.5, 0.5, model.dof)      # Coriolis terms checked too
         plant.check_against(solver, q0, velocities)

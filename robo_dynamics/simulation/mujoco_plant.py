@@ -4,8 +4,8 @@ that imports mujoco.
 MuJoCo reads the chain's URDF itself (joints outside the chain made fixed, as the library
 locks them; links keep their own frames); nothing of the library's dynamics is used to
 advance it. What the library's model may not have is added on request: joint damping and
-Coulomb friction from the URDF's <dynamics> (MuJoCo's dof_damping and frictionloss, the
-latter an exact dry-friction constraint, not the library's smoothed law), rotor armature
+Coulomb friction (the URDF's <dynamics>, or given; MuJoCo's dof_damping and frictionloss,
+the latter an exact dry-friction constraint, not the library's smoothed law), rotor armature
 per joint, the URDF's joint limits (always), and a box obstacle that the arm's links touch
 through capsules drawn from each link's origin to the next (collision geometry only: the
 links' mass and inertia stay the URDF's, except that MuJoCo needs every principal inertia
@@ -34,8 +34,9 @@ MIN_INERTIA = 1e-12     # kg·m²: the smallest principal inertia MuJoCo is give
 class MujocoPlant:
     """`model` (a RobotModel, payloads included) simulated by MuJoCo at a fixed step h [s].
 
-    integrator: a key of INTEGRATORS (MuJoCo's own schemes of that kind). friction: apply
-    the URDF's <dynamics damping friction>. armature (n,) [kg·m² or kg]: rotor inertia per
+    integrator: a key of INTEGRATORS (MuJoCo's own schemes of that kind). damping (n,)
+    [N·m·s/rad], coulomb (n,) [N·m]: joint friction (None: none), e.g. the URDF's
+    <dynamics damping friction>. armature (n,) [kg·m² or kg]: rotor inertia per
     joint, model order (None: none). obstacle_box: (x, y, z, length_x, length_y, length_z):
     centre in base_link's frame and edge lengths [m], base axes (None: none).
     Raises ValueError for what MuJoCo cannot take (mimic joints) or cannot load.
@@ -43,7 +44,7 @@ class MujocoPlant:
 
     engine = "mujoco"
 
-    def __init__(self, model, integrator="rk4", time_step=1e-3, friction=False,
+    def __init__(self, model, integrator="rk4", time_step=1e-3, damping=None, coulomb=None,
                  armature=None, obstacle_box=None, link_radius=LINK_RADIUS):
         if model.is_coupled:
             raise ValueError("engine mujoco: chains with mimic joints are not supported "
@@ -90,8 +91,8 @@ class MujocoPlant:
             self._add_obstacle(spec, obstacle_box, R_world_base, p_world_base)
         # per joint, model order: rotor inertia and the URDF's joint friction
         self.mj.dof_armature[self.dof] = armature
-        self.mj.dof_damping[self.dof] = model.damping if friction else 0.0
-        self.mj.dof_frictionloss[self.dof] = model.friction if friction else 0.0
+        self.mj.dof_damping[self.dof] = 0.0 if damping is None else damping
+        self.mj.dof_frictionloss[self.dof] = 0.0 if coulomb is None else coulomb
 
     @staticmethod
     def _add_link_capsules(spec, model, radius):

@@ -18,12 +18,13 @@ from .integrators import INTEGRATORS
 
 
 class IntegratedPlant:
-    """The package's own plant: solver.model's dynamics (plus, with `friction`, the URDF's
-    <dynamics damping friction>) advanced by one of INTEGRATORS at a fixed step h [s]."""
+    """The package's own plant: solver.model's dynamics plus joint friction (viscous
+    `damping` [N·m·s/rad], Coulomb `coulomb` [N·m], (n,) each, None: none; the package's
+    friction law) advanced by one of INTEGRATORS at a fixed step h [s]."""
 
     engine = "internal"
 
-    def __init__(self, solver, integrator="rk4", time_step=1e-3, friction=False):
+    def __init__(self, solver, integrator="rk4", time_step=1e-3, damping=None, coulomb=None):
         model = solver.model
         if integrator not in INTEGRATORS:
             raise ValueError(f"unknown integrator {integrator!r}; expected one of "
@@ -31,8 +32,7 @@ class IntegratedPlant:
         if not time_step > 0.0:
             raise ValueError(f"time step must be > 0, got {time_step}")
         self.model = model
-        self.dynamics = ArmDynamics(solver, model.damping if friction else None,
-                                    model.friction if friction else None)
+        self.dynamics = ArmDynamics(solver, damping, coulomb)
         self.step_function = INTEGRATORS[integrator]
         self.h = float(time_step)
 
