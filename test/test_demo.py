@@ -1,5 +1,6 @@
-"""The README's main command, shortened: four phases run, each meets its verdict (the exit
-status), the table and the plot appear, and no process it started is left behind."""
+"""The README's main command, shortened: six phases run on the MuJoCo plant, each meets its
+verdict (the exit status), the table and the plot appear, and no process it started is
+left behind."""
 
 import contextlib
 import ctypes
@@ -58,15 +59,17 @@ def test_demo_runs_the_closed_loop(tmp_path):
     stdout, stderr = out_file.read_text(), err_file.read_text()
     assert returncode == 0, stderr[-2000:]
     out = stdout
-    for phase in ("gravity compensation", "computed torque",
+    for phase in ("gravity compensation", "gravity compensation, friction compensated",
+                  "computed torque", "computed torque, friction compensated",
                   "computed torque, 1 kg payload declared",
                   "gravity compensation, 1 kg unknown payload"):
         assert f"phase: {phase}" in out
-    assert out.count("as expected") == 4 and "NOT as expected" not in out
+    assert "plant: sim_arm engine mujoco (MuJoCo: shares no code with the node)" in out
+    assert out.count("as expected") == 6 and "NOT as expected" not in out
     assert "safe hold: joint" in out                 # the unknown payload's event, printed
     assert "loopback only" in out and plot.is_file() and plot.stat().st_size > 10_000
     rows = [line for line in out.splitlines() if line.rstrip().endswith("%")]
-    assert len(rows) == 24                     # 4 phases × 6 joints
+    assert len(rows) == 36                     # 6 phases × 6 joints
     # the summary's drift is the largest final error of the gravity-compensation phase in
     # the table, and gravity compensation with the exact model holds the arm within 1 mrad
     # (loose: a scheduling hiccup across three processes may perturb the loop; the physics
@@ -74,5 +77,11 @@ def test_demo_runs_the_closed_loop(tmp_path):
     drift = float(out.split("drift after")[1].split("=")[1].split("rad")[0])
     final_errors = [float(row.split()[-4]) for row in rows[:6]]
     assert drift == max(final_errors) and drift < 1e-3, (drift, final_errors)
+    # the plant's friction, compensated, cuts the tracking error (what the summary says is
+    # what the table shows: the worst max error of the two computed-torque phases)
+    max_errors = [max(float(row.split()[-5]) for row in rows[6 * k:6 * k + 6]) for k in (2, 3)]
+    summary = out.split("computed torque max error")[1].split("rad")[0]
+    off, on = (float(x) for x in summary.split("→"))
+    assert [off, on] == max_errors and on < off, (summary, max_errors)
     for noise in ("Traceback", "never awaited", "Failed to publish log message"):
         assert noise not in stderr, noise
