@@ -235,8 +235,13 @@ class DynamicsSolver(abc.ABC):
     @abc.abstractmethod
     def _rnea_derivatives(self, q, qd, qdd): ...
 
-    @abc.abstractmethod
-    def _forward_dynamics_derivatives(self, q, qd, tau): ...
+    def _forward_dynamics_derivatives(self, q, qd, tau):
+        """q̈ = M⁻¹ (τ − b): ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = the forward dynamics, x = q, q̇
+        (a backend with its own, e.g. Pinocchio's ABA derivatives, overrides it)."""
+        qdd = self._forward_dynamics(q, qd, tau)
+        dq, dv, M = self._rnea_derivatives(q, qd, qdd)
+        M_inv = np.linalg.inv(M)
+        return -M_inv @ dq, -M_inv @ dv, M_inv
 
     @abc.abstractmethod
     def _jacobian(self, q, frame): ...

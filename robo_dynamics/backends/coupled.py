@@ -58,13 +58,6 @@ class CoupledSolver(DynamicsSolver):
         dq, dv, M = self.bodies_solver.rnea_derivatives(self._position(q), G @ qd, G @ qdd)
         return self._project(dq), self._project(dv), self._project(M)
 
-    def _forward_dynamics_derivatives(self, q, qd, tau):
-        """q̈ = M⁻¹ (τ − b): ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = the forward dynamics, x = q, q̇."""
-        qdd = self._forward_dynamics(q, qd, tau)
-        dq, dv, M = self._rnea_derivatives(q, qd, qdd)
-        M_inv = np.linalg.inv(M)
-        return -M_inv @ dq, -M_inv @ dv, M_inv
-
     def _jacobian(self, q, frame):
         return self.bodies_solver.jacobian(self._position(q), frame) @ self.G
 

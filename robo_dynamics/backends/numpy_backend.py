@@ -111,13 +111,6 @@ class NumpySolver(DynamicsSolver):
         return (values[:n * n].reshape(n, n), values[n * n:].reshape(n, n),
                 self._mass_matrix(q))
 
-    def _forward_dynamics_derivatives(self, q, qd, tau):
-        """q̈ = M⁻¹ (τ − b): ∂q̈/∂x = −M⁻¹ ∂τ/∂x at q̈ = the forward dynamics, x = q, q̇."""
-        qdd = self._forward_dynamics(q, qd, tau)
-        dq, dv, M = self._rnea_derivatives(q, qd, qdd)
-        M_inv = np.linalg.inv(M)
-        return -M_inv @ dq, -M_inv @ dv, M_inv
-
     def _jacobian(self, q, frame):
         n = len(q)
         if frame == LOCAL_WORLD_ALIGNED:
