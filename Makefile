@@ -17,7 +17,7 @@ demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
 
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 venv: $(STAMP)
 
