@@ -113,7 +113,7 @@ def test_set_payload_requests(node, link, mass, numbers):
                                      SetPayload.Response()).success
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=60)   # each example builds the solvers twice (code generation)
 @given(st.floats(0.0, 5.0), st.lists(st.floats(0.01, 0.3), min_size=3, max_size=3),
        st.lists(st.floats(-0.2, 0.2), min_size=3, max_size=3))
 def test_physical_payloads_are_accepted_and_weigh_what_they_weigh(node, mass, sides, com):
