@@ -134,10 +134,17 @@ def test_only_the_ros_layer_imports_rclpy():
             assert path.relative_to(PACKAGE_DIR).parts[0] == "ros", path
 
 
+def importers_of(module):
+    return {path.relative_to(PACKAGE_DIR).as_posix()
+            for path in PACKAGE_DIR.rglob("*.py") if module in imported_modules(path)}
+
+
 def test_only_the_pinocchio_backend_imports_pinocchio():
-    importers = {path.relative_to(PACKAGE_DIR).as_posix()
-                 for path in PACKAGE_DIR.rglob("*.py") if "pinocchio" in imported_modules(path)}
-    assert importers == {"backends/pinocchio_backend.py"}
+    assert importers_of("pinocchio") == {"backends/pinocchio_backend.py"}
+
+
+def test_only_the_mujoco_plant_imports_mujoco():
+    assert importers_of("mujoco") == {"simulation/mujoco_plant.py"}
 
 
 def test_compare_prints_both_backends_and_their_difference(capsys):
