@@ -49,6 +49,9 @@ def main(argv=None):
                           "-r", "effort_commands:=/dynamics_node/commands"]),
         subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
                           "-p", "marker_rate:=0.0",
+                          # segments of one path sent while the arm tracks it: the default
+                          # 10 mrad admission is below the tracking error at a switch
+                          "-p", "start_tolerance:=[0.05]",
                           "-p", f"thread_priority:={args.thread_priority}"])]
     rclpy.init()
     node = rclpy.create_node("soak_driver")
