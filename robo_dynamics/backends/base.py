@@ -167,6 +167,14 @@ class DynamicsSolver(abc.ABC):
         """M(q)⁻¹ (n, n), argument not checked."""
         return self._mass_matrix_inverse(q)
 
+    def mass_matrix_unchecked(self, q):
+        """M(q) (n, n), argument not checked."""
+        return self._mass_matrix(q)
+
+    def coriolis_matrix_unchecked(self, q, qd):
+        """C(q, q̇) (n, n), Christoffel form, arguments not checked."""
+        return self._coriolis_matrix(q, qd)
+
     # -- argument checks -------------------------------------------------------------------
     def _state(self, **arrays):
         n = self.model.dof

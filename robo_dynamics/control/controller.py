@@ -21,7 +21,11 @@ arm's torque is: the measured effort when the joint states carry it, else the la
 - watchdogs: |q̇| beyond the velocity bound, or a tracking error beyond max_tracking_error,
   abandon the desired motion for the hold, on the joint state that shows it;
 - staleness: no command while any joint's state is older than stale_timeout; a desired
-  motion interrupted that way is abandoned for the hold (the arm did not follow it meanwhile).
+  motion interrupted that way is abandoned for the hold (the arm did not follow it meanwhile);
+- external torques (momentum_observer.py, when Settings.observer_gain is set): each state's
+  measured efforts give τ_ext per joint and its contact level; a collision (|τ_ext| beyond
+  the collision threshold) with collision_reaction 'hold' abandons any motion for the hold,
+  on that joint state, latched until a new desired motion or reset_observer().
 
 Computed torque: Lynch & Park, Modern Robotics, §11.4.1 (τ is the inverse dynamics at the
 commanded acceleration, so one Newton–Euler recursion gives it: Craig, Introduction to
@@ -36,6 +40,7 @@ import numpy as np
 from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
 from .limits import clamp_effort
+from .momentum_observer import COLLISION, MomentumObserver, contact_levels
 from .rate_limit import TorqueRateLimiter
 from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
 
@@ -44,12 +49,20 @@ INFO, WARN, ERROR = "info", "warn", "error"
 
 Event = collections.namedtuple("Event", ["level", "kind", "message"])
 Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
-resumed, stale, tracking, refused, safe_hold, model), a sentence naming joints and values."""
+resumed, stale, tracking, refused, safe_hold, model, collision, observer_reset), a sentence naming joints and values."""
 
-Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events"])
+Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
+                                         "external"])
 Cycle.__doc__ = """What one joint state gave: rejected (the reason, or None), command (n,)
 to send (None: send nothing), gravity (n,) g(q) (+ friction) for information (None when no
-command), events (tuple of Event)."""
+command), events (tuple of Event), external (External, or None: no observer update)."""
+
+External = collections.namedtuple("External", ["torque", "levels"])
+External.__doc__ = """The momentum observer's estimate at one joint state: torque τ_ext (n,)
+[N·m or N], NaN for joints without a measured effort; levels (n,) uint8, per joint NONE,
+CONTACT, COLLISION or UNKNOWN (momentum_observer.py)."""
+
+COLLISION_REACTIONS = ("none", "hold")
 
 NO_EVENTS = ()
 
@@ -61,7 +74,12 @@ class Settings:
     kp [1/s²], kd [1/s]: computed-torque gains. effort_bound [N·m or N]: |τ| ≤ bound.
     max_torque_rate [N·m/s]. start_tolerance, max_tracking_error [rad or m].
     velocity_bound [rad/s or m/s] (inf: none). hold_damping D [N·m·s/rad].
-    stale_timeout [s]. viscous, coulomb: friction compensation (None: off).
+    stale_timeout [s]. viscous, coulomb: friction compensation (None: off); the observer
+    uses the same friction model.
+    observer_gain K_O [1/s] (None: no external-torque estimate). contact_threshold,
+    collision_threshold [N·m or N]: per-joint levels of |τ_ext|. collision_reaction: 'none'
+    or 'hold'. torque_constants [N·m/A] (None: JointState.effort is the joint torque; else
+    it is the motor current, τ_m = k ⊙ i, gear ratio included).
     """
     kp: np.ndarray
     kd: np.ndarray
@@ -74,6 +92,11 @@ class Settings:
     stale_timeout: float
     viscous: np.ndarray = None
     coulomb: np.ndarray = None
+    observer_gain: np.ndarray = None
+    contact_threshold: np.ndarray = None
+    collision_threshold: np.ndarray = None
+    collision_reaction: str = "none"
+    torque_constants: np.ndarray = None
 
 
 def default_hold_damping(solver, decay_rate=20.0):
@@ -99,18 +122,48 @@ class Controller:
         self.mode = GRAVITY
         self.motion = None             # the admitted desired motion (Trajectory / SetPoint)
         self.hold_reason = ""
+        self.hold_kind = ""            # the event kind that caused the hold
+        self.observer = self._observer(settings)
+        self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
         self.running = False           # a command stream is going (False: next one ramps)
         self.last_command_time = -np.inf
         self.counts = dict.fromkeys(("commands", "clamped", "rate_limited", "refused",
-                                     "faults", "stale"), 0)
+                                     "faults", "stale", "collisions"), 0)
         self.last_event = None
 
     # -- configuration (called from the node's other thread, under its lock) ---------------
     def configure(self, settings):
-        """New gains and bounds; the command ramps to the new target at the new rate."""
-        self.settings = settings
+        """New gains and bounds; the command ramps to the new target at the new rate. A new
+        observer gain restarts the observer."""
+        old, self.settings = self.settings, settings
         self.limiter.rate = settings.max_torque_rate
+        if not _same(old.observer_gain, settings.observer_gain):
+            self.observer = self._observer(settings)
+
+    @staticmethod
+    def _observer(settings):
+        gain = settings.observer_gain
+        return None if gain is None else MomentumObserver(gain)
+
+    def reset_observer(self):
+        """Re-zero the external-torque estimate; leave a hold that a collision caused (for
+        gravity compensation). Returns the Event."""
+        if self.observer is None:
+            return self.refuse("no external-torque observer (observer_gain is 0)")
+        self.observer.reset()
+        self.colliding = False
+        left = ""
+        if self.mode == HOLD and self.hold_kind == "collision":
+            left = f"; left the hold ({self.hold_reason}) for gravity compensation"
+            self.mode, self.hold_reason, self.hold_kind = GRAVITY, "", ""
+        return self._event(INFO, "observer_reset", f"external-torque observer reset{left}")
+
+    def measured_torque(self):
+        """The measured joint torques τ_m (n,) [N·m or N] of the last joint states, NaN
+        where unknown (JointState.effort, times the torque constants for currents)."""
+        effort, k = self.merger.effort, self.settings.torque_constants
+        return effort if k is None else effort * k
 
     def replace_solver(self, solver, reason):
         """Swap in a solver for a changed model (e.g. a payload); the command ramps to the
@@ -127,7 +180,7 @@ class Controller:
         if reason is not None:
             return self.refuse(f"desired motion refused: {reason}")
         left = f" (leaving the hold: {self.hold_reason})" if self.mode == HOLD else ""
-        self.motion, self.mode, self.hold_reason = motion, TRACKING, ""
+        self.motion, self.mode, self.hold_reason, self.hold_kind = motion, TRACKING, "", ""
         return self._event(INFO, "tracking", f"tracking a new desired motion{left}")
 
     def refuse(self, reason):
@@ -150,23 +203,32 @@ class Controller:
                                self.names))
 
     # -- the hot path -------------------------------------------------------------------------
-    def step(self, names, positions, velocities, efforts, now):
-        """One joint state (the JointState fields; `now` its receipt time [s]) → Cycle."""
+    def step(self, names, positions, velocities, efforts, now, stamp=0.0):
+        """One joint state (the JointState fields; `now` its receipt time [s], `stamp` its
+        measurement time [s] if known, else 0) → Cycle."""
         merger = self.merger
         rejected = merger.update(names, positions, velocities, now, efforts)
         if rejected is not None:
-            return Cycle(rejected, None, None, NO_EVENTS)
+            return Cycle(rejected, None, None, NO_EVENTS, None)
         if not merger.complete():
-            return Cycle(None, None, None, NO_EVENTS)
+            return Cycle(None, None, None, NO_EVENTS, None)
         s = self.settings
         age = merger.age(now)
         if age > s.stale_timeout:
-            return Cycle(None, None, None, self._stop(now, age))
+            return Cycle(None, None, None, self._stop(now, age), None)
         events = NO_EVENTS
         gap = now - self.last_command_time
         if not self.running or gap > s.stale_timeout:
             events = self._resume(now, gap)
         q, qd = merger.q, merger.qd
+        solver = self.solver
+        g = solver.gravity_unchecked(q)
+        friction = (friction_torque(qd, s.viscous, s.coulomb) if s.viscous is not None
+                    else 0.0)
+        external = None
+        if self.observer is not None:
+            external, found = self._observe(q, qd, g, friction, stamp if stamp > 0.0 else now)
+            events += found
         if self.mode != HOLD:
             fault = velocity_fault(qd, s.velocity_bound, self.names)
             if fault is not None:
@@ -176,10 +238,6 @@ class Controller:
             fault = tracking_fault(q, q_d, s.max_tracking_error, self.names)
             if fault is not None:
                 events += (self._hold(fault),)
-        solver = self.solver
-        g = solver.gravity_unchecked(q)
-        friction = (friction_torque(qd, s.viscous, s.coulomb) if s.viscous is not None
-                    else 0.0)
         gravity = g + friction                 # the gravity-compensation command
         if self.mode == GRAVITY:
             target = gravity
@@ -195,11 +253,44 @@ class Controller:
         counts["clamped"] += clamped
         counts["rate_limited"] += limited
         self.last_command_time = now
-        return Cycle(None, command, gravity, events)
+        return Cycle(None, command, gravity, events, external)
+
+    def _observe(self, q, qd, g, friction, t):
+        """One observer update at measurement time t [s] → (External, events): a collision
+        starting is an event, and with collision_reaction 'hold' the safe hold."""
+        s, solver, observer = self.settings, self.solver, self.observer
+        if observer.time is not None and t - observer.time > s.stale_timeout:
+            observer.reset()           # a gap: the momentum balance does not span it
+        p = solver.mass_matrix_unchecked(q) @ qd
+        beta = g - solver.coriolis_matrix_unchecked(q, qd).T @ qd
+        r = observer.update(t, p, beta, self.measured_torque(), friction)
+        levels = contact_levels(r, s.contact_threshold, s.collision_threshold)
+        colliding = bool((levels == COLLISION).any())
+        events = NO_EVENTS
+        if colliding and not self.colliding:
+            events = self._collision(r, levels)
+        self.colliding = colliding
+        return External(r, levels), events
+
+    def _collision(self, r, levels):
+        """The events of a collision starting (levels: the joints at COLLISION)."""
+        s = self.settings
+        self.counts["collisions"] += 1
+        what = ", ".join(f"'{self.names[i]}' {r[i]:+.3g} (threshold "
+                         f"{s.collision_threshold[i]:.3g})"
+                         for i in np.flatnonzero(levels == COLLISION))
+        reason = f"collision: external torque at {what} N·m"
+        if s.collision_reaction == "hold" and self.mode != HOLD:
+            return (self._hold(reason, "collision"),)
+        reaction = ("already in the hold" if self.mode == HOLD
+                    else "collision_reaction none: no reaction")
+        return (self._event(WARN, "collision", f"{reason} ({reaction})"),)
 
     # -- transitions ----------------------------------------------------------------------------
     def _stop(self, now, age):
         """Joint states went stale: no command; a desired motion is abandoned."""
+        if self.observer is not None:
+            self.observer.reset()
         if not self.running:
             return NO_EVENTS
         self.running = False
@@ -216,7 +307,7 @@ class Controller:
         """(Re)start the command stream: the ramp starts at the measured effort where it is
         known and plausible, else at the last command."""
         start = self.limiter.last
-        measured = self.merger.effort
+        measured = self.measured_torque()
         known = np.isfinite(measured) & (np.abs(measured) <= self.settings.effort_bound)
         if known.any():
             start = np.where(known, measured, start)
@@ -234,12 +325,17 @@ class Controller:
         return (self._event(INFO, kind, f"{what} in mode '{self.mode}', ramping from "
                                         f"{source}"),) + events
 
-    def _hold(self, reason):
+    def _hold(self, reason, kind="fault"):
         """Abandon the desired motion: gravity compensation + damping, latched."""
-        self.motion, self.mode, self.hold_reason = None, HOLD, reason
+        self.motion, self.mode, self.hold_reason, self.hold_kind = None, HOLD, reason, kind
         self.counts["faults"] += 1
         return self._event(ERROR, "safe_hold", f"safe hold: {reason}")
 
     def _event(self, level, kind, message):
         self.last_event = Event(level, kind, message)
         return self.last_event
+
+
+def _same(a, b):
+    """Whether two optional arrays are equal (None only equals None)."""
+    return (a is None) == (b is None) and (a is None or np.array_equal(a, b))

@@ -138,6 +138,23 @@ class MujocoPlant:
         mujoco.mj_step(self.mj, self.data)
         return self.data.qpos[self.qpos].copy(), self.data.qvel[self.dof].copy()
 
+    def external_joint_torque(self, q, link, force, torque):
+        """Jᵀ W (n,): the joint torques of the wrench W = (force [N], torque [N·m]) applied
+        to `link` (any link MuJoCo has) at its origin, in its axes (MuJoCo's mj_applyFT)."""
+        try:
+            body = self.mj.body(link).id
+        except KeyError:
+            raise ValueError(f"link '{link}' is not in the simulated model") from None
+        self._set(q, np.zeros(len(q)))
+        mujoco.mj_kinematics(self.mj, self.data)
+        mujoco.mj_comPos(self.mj, self.data)
+        R = self.data.xmat[body].reshape(3, 3)
+        generalized = np.zeros(self.mj.nv)
+        mujoco.mj_applyFT(self.mj, self.data, R @ np.asarray(force, dtype=float),
+                          R @ np.asarray(torque, dtype=float), self.data.xpos[body].copy(),
+                          body, generalized)
+        return generalized[self.dof]
+
     def holding_torque(self, q):
         """The joint torques that hold the arm still at q: MuJoCo's bias forces at rest."""
         self._set(q, np.zeros(len(q)))

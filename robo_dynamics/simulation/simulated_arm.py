@@ -8,11 +8,14 @@ held until the first command arrives, as a real arm is until its controller star
 command releases it. The joint torque measured while braked is the torque that holds the
 arm, g(q) (what its torque sensors, or its own position loop, report before an external
 torque controller takes over). The simulated model may differ from the controller's
-(payload mismatch), and the plant may be another engine (mujoco_plant.py).
+(payload mismatch), and the plant may be another engine (mujoco_plant.py). An external
+wrench on any link (a push) acts on the arm but is not part of the measured torque, as on a
+real arm.
 """
 
 import numpy as np
 
+from ..algorithms.kinematics import forward_kinematics
 from .arm_dynamics import ArmDynamics
 from .integrators import INTEGRATORS
 
@@ -44,6 +47,25 @@ class IntegratedPlant:
         """The joint torques that hold the arm still at q: g(q)."""
         return self.dynamics.solver.gravity(q)
 
+    def external_joint_torque(self, q, link, force, torque):
+        """Jᵀ W (n,): the joint torques of the wrench W = (force [N], torque [N·m]) applied
+        to `link` (a body of the chain, or its tip link) at its origin, in its axes."""
+        model = self.model
+        kin = forward_kinematics(model, np.asarray(q, dtype=float)[None])
+        if link == model.tip_link:
+            R, p, moved = kin.tip_R[0], kin.tip_p[0], model.dof
+        elif link in model.body_links:
+            k = model.body_links.index(link)
+            R, p, moved = kin.R[0, k], kin.o[0, k], k + 1
+        else:
+            raise ValueError(f"link '{link}' is not a body of the chain (engine internal: "
+                             f"one of {list(model.body_links)} or {model.tip_link})")
+        f = R @ np.asarray(force, dtype=float)
+        m0 = R @ np.asarray(torque, dtype=float) + np.cross(p, f)   # moment about the base
+        tau = kin.S_ang[0] @ m0 + kin.S_lin[0] @ f                   # origin, screw axes S_j
+        tau[moved:] = 0.0
+        return tau
+
 
 class SimulatedArm:
     """The arm of `plant` (IntegratedPlant or mujoco_plant.MujocoPlant) from (q0, v0); see
@@ -61,6 +83,22 @@ class SimulatedArm:
         self.command_time = -np.inf
         self.brakes = bool(brakes)
         self.braked = self.brakes      # the brakes hold the arm now
+        self.wrench = None             # (link, force, torque) applied from outside, or None
+        self.external = np.zeros(n)    # its joint torques over the last step
+
+    def set_external_wrench(self, link, force, torque):
+        """Apply force [N] and torque [N·m] to `link` at its origin, in its axes, from now
+        until changed (a push); force and torque zero remove it. ValueError for a link the
+        plant does not have."""
+        force, torque = (np.asarray(x, dtype=float) for x in (force, torque))
+        if force.shape != (3,) or torque.shape != (3,) or not (
+                np.all(np.isfinite(force)) and np.all(np.isfinite(torque))):
+            raise ValueError("an external wrench needs a finite force and torque (3 each)")
+        if not (force.any() or torque.any()):
+            self.wrench = None
+            return
+        self.plant.external_joint_torque(self.q, link, force, torque)   # checks the link
+        self.wrench = (link, force, torque)
 
     def set_command(self, tau):
         """Hold joint torques tau (n,) [N·m or N], model order, from now on."""
@@ -85,12 +123,15 @@ class SimulatedArm:
         return self.applied_torque()
 
     def step(self):
-        """Advance one time step h; returns the torque that was applied."""
+        """Advance one time step h; returns the motor torque that was applied (the external
+        wrench's joint torques over the step are in `external`)."""
         tau = self.applied_torque()
         if self.brakes and not self.braked and self.t - self.command_time > self.command_timeout:
             self.braked = True         # the controller fell silent: brake, stop where it is
             self.v = np.zeros_like(self.v)
+        self.external = (np.zeros_like(tau) if self.wrench is None
+                         else self.plant.external_joint_torque(self.q, *self.wrench))
         if not self.braked:
-            self.q, self.v = self.plant.advance(self.q, self.v, tau)
+            self.q, self.v = self.plant.advance(self.q, self.v, tau + self.external)
         self.t += self.h
         return tau

@@ -1,0 +1,106 @@
+"""External joint torques from measured joint torques: the generalized-momentum observer.
+
+Convention (the one of the whole package, stated in the README and the messages):
+
+    M(q) q̈ + C(q, q̇) q̇ + g(q) + τ_f(q̇) = τ_m + τ_ext
+
+τ_m the measured motor torques, τ_f the friction the node models, τ_ext what the external
+forces do at the joints [N·m or N]. With p = M q̇ and Ṁ = C + Cᵀ (the Christoffel form),
+
+    ṗ = τ_m − τ_f + τ_ext − β,   β(q, q̇) = g(q) − C(q, q̇)ᵀ q̇,
+
+and the residual r = K_O (p − ∫ (τ_m − τ_f − β + r) dt − p(0)) obeys ṙ = K_O (τ_ext − r):
+each r_i follows τ_ext,i through a first-order lag of bandwidth K_O,i [1/s], without joint
+accelerations (De Luca & Mattone, "Sensorless robot collision detection and hybrid
+force/motion control", ICRA 2005; Haddadin, De Luca & Albu-Schäffer, "Robot collisions: a
+survey on detection, isolation, and identification", IEEE T-RO 33(6), 2017, §IV).
+
+Discrete form, one update per joint state at its measurement time t_k: the motor torque
+measured at t_k is taken as the torque over (t_{k−1}, t_k] (a torque command held over the
+control period, as a digital drive applies it; the trapezoidal rule would read a ramp of
+the command at rate τ̇ as an external torque of Δt τ̇ / 2), the smooth β(q, q̇) − τ_f(q̇)
+is integrated with the trapezoidal rule, and r implicitly (stable for any K_O Δt):
+
+    s⁻ = s_{k−1} + Δt (τ_k − (w_k + w_{k−1}) / 2),   w = β + τ_f
+    r_k = K_O (p_k − s⁻) / (1 + K_O Δt),               s_k = s⁻ + Δt r_k
+
+s is the momentum the known torques predict. Joint i's residual uses only joint i's
+measured torque: a joint whose torque is unknown (NaN) has no estimate (NaN), and starts
+again from r = 0 when its torque comes back.
+"""
+
+import numpy as np
+
+NONE, CONTACT, COLLISION, UNKNOWN = 0, 1, 2, 3
+"""Per-joint contact levels (robo_dynamics_interfaces/ContactState)."""
+
+
+class MomentumObserver:
+    """r ≈ τ_ext (n,) from (p, β, τ_m, τ_f) at successive times; see the module docstring.
+
+    gain: K_O (n,) [1/s], each > 0.
+    """
+
+    def __init__(self, gain):
+        self.gain = np.array(gain, dtype=float)
+        n = len(self.gain)
+        self.residual = np.full(n, np.nan)    # r [N·m or N]; NaN: no estimate
+        self.predicted = np.zeros(n)          # s [N·m·s]
+        self.smooth = np.zeros(n)             # w = β + τ_f of the last update
+        self.time = None                      # [s] of the last update; None: not started
+
+    def reset(self):
+        """Forget everything: the next update starts from r = 0."""
+        self.residual[:] = np.nan
+        self.time = None
+
+    def update(self, t, p, beta, tau_m, tau_f=0.0):
+        """One state at time t [s]: momentum p = M q̇ (n,), β = g − Cᵀ q̇ (n,), the measured
+        motor torques τ_m (n,; NaN where unknown) and the modelled friction τ_f (n,, or 0).
+        Returns the residual r (n,), NaN where τ_m is unknown. A first update, or one whose
+        time is before the last, (re)starts from r = 0; one at the same time as the last
+        changes nothing."""
+        w = beta + tau_f
+        dt = None if self.time is None else t - self.time
+        if dt == 0.0:                  # the same measurement again: nothing new
+            return self.residual
+        self.time = t
+        if dt is None or not dt > 0.0:
+            return self._restart(p, w, np.isfinite(tau_m))
+        restart = np.isnan(self.residual)         # joints without an estimate until now
+        K = self.gain
+        predicted = self.predicted + dt * (tau_m - 0.5 * (w + self.smooth))
+        r = K * (p - predicted) / (1.0 + K * dt)
+        self.predicted = predicted + dt * r
+        self.smooth, self.residual = w, r         # NaN where τ_m is unknown now
+        if restart.any():
+            self._restart(p, w, restart & np.isfinite(tau_m))
+        return self.residual
+
+    def _restart(self, p, w, joints):
+        """r = 0 and s = p for `joints` (mask); the others keep theirs (NaN: unknown)."""
+        self.predicted = np.where(joints, p, self.predicted)
+        self.smooth = w
+        self.residual = np.where(joints, 0.0, self.residual)
+        return self.residual
+
+
+def contact_levels(residual, contact, collision):
+    """Per-joint level (n,) uint8: COLLISION where |r| > collision, else CONTACT where
+    |r| > contact, else NONE; UNKNOWN where r is NaN. Thresholds (n,) [N·m or N]."""
+    magnitude = np.abs(residual)
+    levels = np.where(magnitude > collision, COLLISION,
+                      np.where(magnitude > contact, CONTACT, NONE))
+    return np.where(np.isnan(residual), UNKNOWN, levels).astype(np.uint8)
+
+
+def external_wrench(J, tau_ext, damping):
+    """F_ext (6,) [force (N); torque (N·m)] with τ_ext ≈ Jᵀ F_ext: the wrench at the tip that
+    explains the external joint torques, by the damped least squares
+    F = (J Jᵀ + λ² I)⁻¹ J τ_ext (finite at singular poses; λ = damping, 0: plain least
+    squares). J (6, n) in the frame the wrench is wanted in (base axes at the tip origin:
+    LOCAL_WORLD_ALIGNED). The wrench the environment applies to the robot; a contact
+    away from the tip gives the tip wrench with the same joint torques, where one exists."""
+    if damping == 0.0:
+        return np.linalg.lstsq(J.T, tau_ext, rcond=None)[0]
+    return np.linalg.solve(J @ J.T + damping ** 2 * np.eye(6), J @ tau_ext)
