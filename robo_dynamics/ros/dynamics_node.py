@@ -1,7 +1,8 @@
 """dynamics_node: joint states in; the arm's torque command, gravity torques and Λ out.
 
 Subscribes  joint_states (sensor_msgs/JointState, merged by name from any publishers;
-            effort, when given, is the measured joint torque)
+            effort, when given, is the measured joint torque, or the motor current with
+            effort_source current)
             ~/desired_trajectory (trajectory_msgs/JointTrajectory)
             ~/desired_state (sensor_msgs/JointState: a set-point, positions [+ velocities])
             robot_description (std_msgs/String, transient local; only when no parameter
@@ -12,8 +13,13 @@ Publishes   ~/commands (Float64MultiArray, command_joints order: the effort cont
             clamped and rate-limited); ~/gravity_torques (JointState, effort = g(q));
             ~/events (ControllerEvent, transient local); ~/operational_space_inertia
             (OperationalSpaceInertia); ~/markers (MarkerArray); ~/tip_wrench (WrenchStamped);
+            from the measured efforts (control/momentum_observer.py): ~/external_joint_torques
+            (JointState, effort = τ_ext, the joints with an estimate), ~/external_wrench
+            (WrenchStamped: the wrench the environment applies at tip_link's origin, base
+            axes, frame_id = base_link) and ~/contact_state (ContactState);
             /diagnostics (DiagnosticArray)
-Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload
+Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
+            ~/set_contact_thresholds, ~/reset_observer (std_srvs/Trigger)
 The node converts messages, holds parameters and calls the controller core and the library;
 every control decision is the core's. It never crashes on what it receives: bad input is
 rejected, counted and reported. joint_states is taken on a thread of its own
@@ -38,16 +44,18 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock_type import ClockType
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header, String
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from rclpy.serialization import serialize_message
-from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInertia
+from robo_dynamics_interfaces.msg import ContactState, ControllerEvent, OperationalSpaceInertia
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
-                                          SetPayload)
+                                          SetContactThresholds, SetPayload)
 
 from .. import make_solver
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
@@ -56,6 +64,7 @@ from ..backends.cross_check import CrossCheckSteps, cross_check
 from ..control import controller as core
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
+from ..control.momentum_observer import UNKNOWN, external_wrench
 from ..control.trajectory import SetPoint
 from ..errors import BackendUnavailable, RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
@@ -151,13 +160,18 @@ class DynamicsNode(Node):
         self.pub_lambda = output(OperationalSpaceInertia, "~/operational_space_inertia", 10)
         self.pub_markers = output(MarkerArray, "~/markers", 1)
         self.pub_wrench = output(WrenchStamped, "~/tip_wrench", 1)
+        self.pub_external = output(JointState, "~/external_joint_torques", 10)
+        self.pub_external_wrench = output(WrenchStamped, "~/external_wrench", 10)
+        self.pub_contact = output(ContactState, "~/contact_state", 10)
         self.pub_diagnostics = output(DiagnosticArray, "/diagnostics", 10)
         # events are rare and matter to whoever looks later: reliable, the last 20 kept
         self.pub_events = self.create_publisher(ControllerEvent, "~/events", QoSProfile(
             depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL,
             reliability=ReliabilityPolicy.RELIABLE))
         self._subscribed = dict.fromkeys((self.pub_command, self.pub_command_state,
-                                          self.pub_gravity, self.pub_lambda), False)
+                                          self.pub_gravity, self.pub_lambda,
+                                          self.pub_external, self.pub_external_wrench,
+                                          self.pub_contact), False)
         self._refreshed_at = -math.inf
         self._system_time = False      # until _refresh has looked at the clock
 
@@ -167,6 +181,9 @@ class DynamicsNode(Node):
         self.create_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward_dynamics)
         self.create_service(ComputeDynamics, "~/compute_dynamics", self._srv_compute_dynamics)
         self.create_service(SetPayload, "~/set_payload", self._srv_set_payload)
+        self.create_service(SetContactThresholds, "~/set_contact_thresholds",
+                            self._srv_set_contact_thresholds)
+        self.create_service(Trigger, "~/reset_observer", self._srv_reset_observer)
 
         self._periodic = {}
         self._restart_timers()
@@ -207,6 +224,8 @@ class DynamicsNode(Node):
         reason = parameters.validate(p, base.dof)
         if reason:
             raise ValueError(f"invalid parameter: {reason}")
+        if p["effort_source"] == "current" and p["torque_constants"] is None:
+            raise ValueError("effort_source current needs torque_constants [N m/A]")
         if p["payload_mass"] > p["max_payload_mass"]:
             raise ValueError(f"payload_mass {p['payload_mass']} kg exceeds max_payload_mass "
                              f"{p['max_payload_mass']} kg")
@@ -224,7 +243,12 @@ class DynamicsNode(Node):
         self.out_gravity = EffortOutput(JointState(name=self.command_names), "effort", n)
         self.out_lambda = OperationalSpaceInertia(
             header=Header(frame_id=base.base_link), tip_frame=base.tip_link)
+        self.out_external = EffortOutput(JointState(name=list(base.joint_names)), "effort",
+                                         base.dof)
+        self.out_contact = ContactState(joint_names=list(base.joint_names))
+        self.out_wrench = WrenchStamped(header=Header(frame_id=base.base_link))
         self.model, self.solver, self.checker = self._build_solvers(self.payloads)
+        self.wrench_damping = p["wrench_damping"]
         merger = JointStateMerger(base.joint_names, _joint_names_of(base.urdf_xml))
         self.controller = core.Controller(self.solver, merger, self._settings(p))
         self.get_logger().info(
@@ -284,7 +308,21 @@ class DynamicsNode(Node):
             hold_damping=hold if hold is not None else core.default_hold_damping(self.solver),
             stale_timeout=p["stale_timeout"],
             viscous=(viscous if viscous is not None else model.damping) if friction else None,
-            coulomb=(coulomb if coulomb is not None else model.friction) if friction else None)
+            coulomb=(coulomb if coulomb is not None else model.friction) if friction else None,
+            **self._observer_settings(p, per_joint))
+
+    def _observer_settings(self, p, per_joint):
+        """The external-torque observer's part of the controller's Settings."""
+        gain = per_joint("observer_gain")
+        contact, collision = per_joint("contact_thresholds"), per_joint("collision_thresholds")
+        limit = self.model.effort_limit
+        return dict(
+            observer_gain=gain if gain.any() else None,
+            contact_threshold=contact if contact is not None else 0.04 * limit,
+            collision_threshold=collision if collision is not None else 0.08 * limit,
+            collision_reaction=p["collision_reaction"],
+            torque_constants=(per_joint("torque_constants") if p["effort_source"] == "current"
+                              else None))
 
     @_exclusive
     def _on_description(self, msg):
@@ -302,6 +340,15 @@ class DynamicsNode(Node):
     def _validate_parameters(self, changed):
         dof = self.model.dof if self.model is not None else None
         values = {p.name: p.value for p in changed}
+        pair = ("contact_thresholds", "collision_thresholds")
+        if any(name in values for name in pair):       # checked together: one may be unset
+            current = parameters.read(self, {name: parameters.DYNAMICS_NODE[name]
+                                             for name in pair})
+            values = {**current, **values}
+            if dof is not None and values[pair[0]] is None:   # the defaults, explicitly
+                values[pair[0]] = (0.04 * self.model.effort_limit).tolist()
+            if dof is not None and values[pair[1]] is None:
+                values[pair[1]] = (0.08 * self.model.effort_limit).tolist()
         if dof is None:   # before the model is known only the shape-free checks apply
             values = {k: v for k, v in values.items() if k not in parameters.PER_JOINT}
             dof = 1
@@ -312,7 +359,9 @@ class DynamicsNode(Node):
     def _apply_parameters(self, _changed):
         self._restart_timers()
         if self.controller is not None:
-            self.controller.configure(self._settings(self._values()))
+            values = self._values()
+            self.controller.configure(self._settings(values))
+            self.wrench_damping = values["wrench_damping"]
 
     def _restart_timers(self):
         rates = {"cross_check": (self.get_parameter("cross_check_rate").value, self._cross_check),
@@ -338,7 +387,9 @@ class DynamicsNode(Node):
     def _handle_joint_state(self, msg):
         now = self._now()
         try:
-            cycle = self.controller.step(msg.name, msg.position, msg.velocity, msg.effort, now)
+            stamp = msg.header.stamp
+            cycle = self.controller.step(msg.name, msg.position, msg.velocity, msg.effort, now,
+                                         stamp.sec + 1e-9 * stamp.nanosec)
         except Exception as exc:  # a numerical failure must not take the node down
             self._computation_failed(exc)
             return
@@ -379,8 +430,10 @@ class DynamicsNode(Node):
             self.out_gravity.publish(self.pub_gravity,
                                      gravity if index is None else gravity[index], stamp)
         solver, q = self.solver, self.controller.merger.q
-        result = operational_space(solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED),
-                                   M_inv=solver.mass_matrix_inverse_unchecked(q))
+        J = solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED)
+        if cycle.external is not None:
+            self._publish_external(stamp, cycle.external, J)
+        result = operational_space(J, M_inv=solver.mass_matrix_inverse_unchecked(q))
         self.last_condition, self.last_near_singular = (result.condition_number,
                                                         result.near_singular)
         if subscribed[self.pub_lambda] and np.isfinite(result.Lambda).all():
@@ -390,6 +443,39 @@ class DynamicsNode(Node):
             msg.condition_number = min(result.condition_number, CONDITION_CAP)
             msg.lambda_matrix = result.Lambda.ravel()
             self.pub_lambda.publish(msg)
+
+    def _publish_external(self, stamp, external, J):
+        """τ_ext, the tip wrench explaining it and the contact levels, to whoever listens.
+        A joint without a measured effort has no estimate: it is left out of
+        ~/external_joint_torques, UNKNOWN in ~/contact_state, and without every joint's
+        estimate there is no wrench."""
+        subscribed, tau = self._subscribed, external.torque
+        known = not np.isnan(tau).any()
+        if subscribed[self.pub_external]:
+            if known:
+                self.out_external.publish(self.pub_external, tau, stamp)
+            else:
+                have = np.flatnonzero(~np.isnan(tau))
+                self.pub_external.publish(JointState(
+                    header=Header(stamp=stamp),
+                    name=[self.model.joint_names[i] for i in have], effort=tau[have].tolist()))
+        if subscribed[self.pub_external_wrench] and known:
+            F = external_wrench(J, tau, self.wrench_damping)
+            msg = self.out_wrench
+            msg.header.stamp = stamp
+            force, torque = msg.wrench.force, msg.wrench.torque
+            (force.x, force.y, force.z, torque.x, torque.y, torque.z) = F.tolist()
+            self.pub_external_wrench.publish(msg)
+        if subscribed[self.pub_contact]:
+            s, msg = self.controller.settings, self.out_contact
+            levels = external.levels
+            msg.header.stamp = stamp
+            msg.levels = levels.tobytes()
+            msg.residuals = np.where(np.isnan(tau), 0.0, tau)
+            msg.contact_thresholds = s.contact_threshold
+            msg.collision_thresholds = s.collision_threshold
+            msg.level = int(levels[levels != UNKNOWN].max(initial=0))
+            self.pub_contact.publish(msg)
 
     def _computation_failed(self, exc, what="dynamics"):
         """Count and report (throttled) a computation or publication that raised."""
@@ -532,6 +618,8 @@ class DynamicsNode(Node):
                 "last_event": (controller.last_event.message if controller.last_event
                                else ""),
                 "computation_errors": str(self.errors),
+                "external_torque_observer": self._observer_status(),
+                "collisions": str(counts["collisions"]),
                 "lambda_condition_number": f"{self.last_condition:.4g}",
                 "near_singular": str(self.last_near_singular),
                 "cross_check_max_relative_difference": f"{worst:.3g}",
@@ -578,6 +666,17 @@ class DynamicsNode(Node):
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         self.pub_diagnostics.publish(DiagnosticArray(
             header=Header(stamp=self.get_clock().now().to_msg()), status=[status]))
+
+    def _observer_status(self):
+        """One line for /diagnostics: off, or on and which joints have no estimate."""
+        controller = self.controller
+        if controller.observer is None:
+            return "off (observer_gain 0)"
+        missing = [name for name, tau in zip(self.model.joint_names,
+                                             controller.measured_torque()) if math.isnan(tau)]
+        if missing:
+            return f"on; no estimate for {missing}: no effort in their joint states"
+        return f"on; collision_reaction {controller.settings.collision_reaction}"
 
     # -- services ----------------------------------------------------------------------------
     def _request_state(self, request, *fields):
@@ -672,6 +771,42 @@ class DynamicsNode(Node):
             self._cross_check_steps = None
         self._report(event)
         return message
+
+    @_service(locked=False)
+    def _srv_set_contact_thresholds(self, request, response):
+        """Set the two threshold parameters (validated like any parameter change; a joint
+        not named keeps its thresholds)."""
+        with self._lock:
+            if self.controller is None:
+                raise ValueError("no robot description yet")
+            settings, names = self.controller.settings, self.model.joint_names
+        order = list(request.joint_names) or list(names)
+        unknown = [name for name in order if name not in names]
+        if unknown or len(set(order)) != len(order):
+            raise ValueError(f"joint_names must name chain joints {list(names)} at most once"
+                             + (f"; unknown: {unknown}" if unknown else ""))
+        index = [names.index(name) for name in order]
+        contact, collision = settings.contact_threshold.copy(), settings.collision_threshold.copy()
+        for field, target in (("contact_thresholds", contact),
+                              ("collision_thresholds", collision)):
+            target[index] = conversions.vector(getattr(request, field), len(order), field)
+        result = self.set_parameters([
+            Parameter("contact_thresholds", value=contact.tolist()),
+            Parameter("collision_thresholds", value=collision.tolist())])
+        refused = [r.reason for r in result if not r.successful]
+        if refused:
+            raise ValueError(refused[0])
+        return f"thresholds of {order} set"
+
+    @_service
+    def _srv_reset_observer(self, request, response):
+        if self.controller is None:
+            raise ValueError("no robot description yet")
+        event = self.controller.reset_observer()
+        self._report(event)
+        if event.kind != "observer_reset":
+            raise ValueError(event.message)
+        return event.message
 
     def _now(self):
         """The node's clock in seconds. Without simulated time that is the system clock

@@ -18,6 +18,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
 from ..backends import BACKENDS, DEFAULT_BACKEND
+from ..control.controller import COLLISION_REACTIONS
 from ..control.limits import SCALE_RANGE, check_scale
 from ..errors import ArgumentError
 from ..model.robot_model import STANDARD_GRAVITY, gravity_vector
@@ -111,6 +112,33 @@ DYNAMICS_NODE = {
                              RUNTIME),
     "coulomb_friction": Spec(None, DOUBLES, "Coulomb friction [N m], one per chain joint or one "
                              "for all. Unset: the URDF's <dynamics friction>.", RUNTIME),
+    "observer_gain": Spec([50.0], DOUBLES,
+                          "Bandwidth K_O [1/s] of the external-torque observer (generalized "
+                          "momentum, from JointState.effort), one per chain joint or one for "
+                          "all; [0.0]: no observer.", RUNTIME),
+    "effort_source": Spec("torque", STRING,
+                          "What JointState.effort carries: torque (joint torque [N m or N]) or "
+                          "current (motor current [A], times torque_constants).", READ_ONLY),
+    "torque_constants": Spec(None, DOUBLES,
+                             "With effort_source current: joint torque per ampere [N m/A], "
+                             "gear ratio included, one per chain joint or one for all.",
+                             READ_ONLY),
+    "contact_thresholds": Spec(None, DOUBLES,
+                               "|tau_ext| beyond this [N m or N] is a contact, one per chain "
+                               "joint or one for all. Unset: 4 % of the URDF effort limits.",
+                               RUNTIME),
+    "collision_thresholds": Spec(None, DOUBLES,
+                                 "|tau_ext| beyond this [N m or N] is a collision, one per "
+                                 "chain joint or one for all. Unset: 8 % of the URDF effort "
+                                 "limits.", RUNTIME),
+    "collision_reaction": Spec("hold", STRING,
+                               "What a collision does: hold (leave any desired motion for the "
+                               "safe hold, latched until a new desired motion or "
+                               "~/reset_observer) or none (reported only).", RUNTIME),
+    "wrench_damping": Spec(0.02, DOUBLE,
+                           "Damping of the least squares that turns tau_ext into the tip "
+                           "wrench ~/external_wrench (keeps it finite at singular poses).",
+                           RUNTIME),
     "max_payload_mass": Spec(5.0, DOUBLE, "Largest payload mass [kg] accepted at start-up and "
                              "by ~/set_payload.", READ_ONLY),
     "allow_model_changes": Spec(True, BOOL, "Whether ~/set_payload may change the model while "
@@ -156,6 +184,8 @@ SIM_ARM = {
                            "URDF's.", READ_ONLY),
     "brakes": Spec(True, BOOL, "Hold the arm still until the first effort command arrives, and "
                    "again whenever the command times out.", READ_ONLY),
+    "effort_noise": Spec(0.0, DOUBLE, "Standard deviation [N m or N] of Gaussian noise added to "
+                         "the published efforts (a torque sensor's noise).", READ_ONLY),
     "initial_positions": Spec(None, DOUBLES, "Initial joint positions, chain order [rad or m]. "
                               "Unset: zeros.", READ_ONLY),
 }
@@ -164,7 +194,8 @@ SIM_ARM = {
 PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_friction": False,
              "max_torque_rate": True, "start_tolerance": True, "max_tracking_error": True,
              "hold_damping": False, "armature": False, "joint_damping": False,
-             "joint_friction": False}
+             "joint_friction": False, "observer_gain": False, "torque_constants": True,
+             "contact_thresholds": True, "collision_thresholds": True}
 
 # name → the test its value must pass (the reason names the parameter and its value)
 RANGES = {
@@ -179,9 +210,12 @@ RANGES = {
     "time_step": lambda v: 0.0 < v <= 0.1,
     "publish_rate": lambda v: 0.0 < v <= 10_000.0,
     "command_timeout": lambda v: 0.0 < v < math.inf,
+    "wrench_damping": lambda v: 0.0 <= v < math.inf,
+    "effort_noise": lambda v: 0.0 <= v < math.inf,
 }
 CHOICES = {"backend": list(BACKENDS), "integrator": sorted(INTEGRATORS),
-           "engine": list(ENGINES)}
+           "engine": list(ENGINES), "effort_source": ["torque", "current"],
+           "collision_reaction": list(COLLISION_REACTIONS)}
 # fractions of the URDF limits, in control/limits.py's SCALE_RANGE
 SCALES = ("torque_limit_scale", "velocity_limit_scale")
 # what an unset parameter is declared as
@@ -240,6 +274,14 @@ def validate(values, dof):
             if gains is not None and any(not math.isfinite(v) or v < 0 or (positive and v == 0)
                                          for v in gains):
                 return f"{name} must be finite and {'> 0' if positive else '>= 0'}"
+        gains = per_joint(values.get("observer_gain"), dof, "observer_gain")
+        if gains is not None and 0.0 in gains and any(gains):
+            return "observer_gain must be > 0 for every joint, or [0.0] (no observer)"
+        contact = per_joint(values.get("contact_thresholds"), dof, "contact_thresholds")
+        collision = per_joint(values.get("collision_thresholds"), dof, "collision_thresholds")
+        if contact is not None and collision is not None and any(
+                a > b for a, b in zip(contact, collision)):
+            return "each collision threshold must be >= the contact threshold of its joint"
         for name in SCALES:
             if name in values:
                 check_scale(values[name], name)

@@ -5,17 +5,25 @@ with MuJoCo (engine mujoco: an independent engine, optionally with rotor armatur
 URDF's joint friction and a box obstacle; simulation/mujoco_plant.py) — and publishes
 joint_states (positions, velocities and the applied motor torques as effort; while the
 brakes hold, the holding torque) at
-publish_rate; takes effort commands as std_msgs/Float64MultiArray in command_joints order
-(what a ros2_control JointGroupEffortController receives) on `effort_commands`; holds the
-last command for at most command_timeout, then brakes (or, with brakes false, applies
-zero). A payload the controller does not know about can be added to make model errors
-visible.
+publish_rate, stamped with the simulated time of the state (as a driver stamps the time of
+measurement), the efforts with Gaussian noise of effort_noise [N·m]; takes effort commands
+as std_msgs/Float64MultiArray in command_joints order (what a ros2_control
+JointGroupEffortController receives) on `effort_commands`; holds the last command for at
+most command_timeout, then brakes (or, with brakes false, applies zero). A payload the
+controller does not know about can be added to make model errors visible.
+A push: ~/external_wrench (geometry_msgs/WrenchStamped, frame_id = the link; force and
+torque at the link's origin in its axes) acts on the arm until replaced (a zero wrench ends
+it); it is not in the measured efforts, as on a real arm. Its joint torques (the truth an
+external-torque estimate is judged against) are published on ~/external_joint_torques
+(JointState) with each state while a wrench acts, and once more (zeros) when it ends.
 """
 
 import sys
 
 import numpy as np
+from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -56,8 +64,13 @@ class SimArmNode(Node):
         self.model = model
         self.names = list(model.joint_names)
         self.rejected = 0
+        self.noise = p["effort_noise"]
+        self.rng = np.random.default_rng()
         self.pub = self.create_publisher(JointState, "joint_states", 10)
+        self.pub_external = self.create_publisher(JointState, "~/external_joint_torques", 10)
+        self.pushing = False       # a wrench acted over the last published state
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
+        self.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
         self.start = None          # clock time [s] at which simulated time was 0
         self.create_timer(1.0 / p["publish_rate"], self._tick)
         self.get_logger().info(
@@ -104,6 +117,21 @@ class SimArmNode(Node):
         tau[self.command_index] = data
         self.arm.set_command(tau)
 
+    def _on_wrench(self, msg):
+        f, m = msg.wrench.force, msg.wrench.torque
+        try:
+            self.arm.set_external_wrench(msg.header.frame_id, [f.x, f.y, f.z],
+                                         [m.x, m.y, m.z])
+        except ValueError as exc:
+            self.rejected += 1
+            self.get_logger().warning(f"external wrench rejected ({self.rejected} so far): "
+                                      f"{exc}", throttle_duration_sec=THROTTLE)
+            return
+        self.get_logger().info(
+            f"external wrench on '{msg.header.frame_id}': force {[f.x, f.y, f.z]} N, torque "
+            f"{[m.x, m.y, m.z]} N·m" if self.arm.wrench is not None else "external wrench "
+            "removed")
+
     def _tick(self):
         """Advance simulated time to the clock (in steps of h, at most MAX_CATCH_UP per tick,
         so a stalled process slows the simulation down instead of jumping), then publish."""
@@ -118,10 +146,19 @@ class SimArmNode(Node):
         if steps > MAX_CATCH_UP:             # fell behind: let simulated time slip
             self.start += (steps - MAX_CATCH_UP) * self.arm.h
         effort = self.arm.measured_effort() if self.arm.braked else applied
+        if self.noise > 0.0:
+            effort = effort + self.rng.normal(0.0, self.noise, len(effort))
+        stamp = Time(nanoseconds=round((self.start + self.arm.t) * 1e9),
+                     clock_type=now.clock_type).to_msg()
         msg = JointState(name=self.names, position=self.arm.q.tolist(),
                          velocity=self.arm.v.tolist(), effort=effort.tolist())
-        msg.header.stamp = now.to_msg()
+        msg.header.stamp = stamp
         self.pub.publish(msg)
+        if self.pushing or self.arm.wrench is not None:
+            truth = JointState(name=self.names, effort=self.arm.external.tolist())
+            truth.header.stamp = stamp
+            self.pub_external.publish(truth)
+        self.pushing = self.arm.wrench is not None
 
 
 def main(args=None):
