@@ -790,12 +790,11 @@ class DynamicsNode(Node):
         for field, target in (("contact_thresholds", contact),
                               ("collision_thresholds", collision)):
             target[index] = conversions.vector(getattr(request, field), len(order), field)
-        result = self.set_parameters([
+        result = self.set_parameters_atomically([
             Parameter("contact_thresholds", value=contact.tolist()),
             Parameter("collision_thresholds", value=collision.tolist())])
-        refused = [r.reason for r in result if not r.successful]
-        if refused:
-            raise ValueError(refused[0])
+        if not result.successful:
+            raise ValueError(result.reason)
         return f"thresholds of {order} set"
 
     @_service
