@@ -117,3 +117,71 @@ def test_unknown_payload_makes_the_arm_sag_under_gravity_compensation():
         sim.arm.step()
     assert np.max(np.abs(sim.arm.q - Q0)) > 1e-2
     sim.destroy_node()
+
+
+def test_a_push_on_the_forearm_is_estimated_by_the_node_and_holds_the_arm(engine):
+    """The node holds a pose (computed torque to a set-point); sim_arm pushes its arm (30 N
+    at the middle of the forearm) and publishes the push's true joint torques; the node,
+    seeing only joint states with noisy efforts, estimates them (same stamps: the states'
+    simulated time) and goes to the safe hold on the collision (thresholds at 2 % / 4 % of
+    the effort limits)."""
+    from geometry_msgs.msg import WrenchStamped
+    from robo_dynamics_interfaces.msg import ControllerEvent
+
+    sim = make_sim(publish_rate=250.0, engine=engine, effort_noise=0.5)
+    node = DynamicsNode(parameter_overrides=overrides(
+        {"robot_description_file": URDF, "marker_rate": 0.0, "stale_timeout": 0.5,
+         "contact_thresholds": (0.02 * sim.model.effort_limit).tolist(),
+         "collision_thresholds": (0.04 * sim.model.effort_limit).tolist()}))
+    bridge = rclpy.create_node("bridge")
+    relay = bridge.create_publisher(Float64MultiArray, "/effort_commands", 10)
+    bridge.create_subscription(Float64MultiArray, "/dynamics_node/commands",
+                               relay.publish, 10)
+    truth, estimate, events, states = {}, {}, [], []
+    bridge.create_subscription(JointState, "/sim_arm/external_joint_torques",
+                               lambda m: truth.__setitem__(_key(m), np.array(m.effort)), 1000)
+    bridge.create_subscription(JointState, "/dynamics_node/external_joint_torques",
+                               lambda m: estimate.__setitem__(_key(m), np.array(m.effort)),
+                               1000)
+    bridge.create_subscription(ControllerEvent, "/dynamics_node/events", events.append, 20)
+    listen = bridge.create_subscription(JointState, "/joint_states", states.append, 1000)
+    push = bridge.create_publisher(WrenchStamped, "/sim_arm/external_wrench", 10)
+    set_point = bridge.create_publisher(JointState, "/dynamics_node/desired_state", 10)
+    loop = Loop(sim, node, bridge)
+    middle = 0.5 * np.asarray(sim.model.origin_translation[3])   # forearm → wrist 1 joint
+    wrench = WrenchStamped()
+    wrench.header.frame_id = "nowhere"
+    try:
+        assert loop.spin_until(lambda: not sim.arm.braked and sim.arm.t >= 0.5, timeout=60.0)
+        push.publish(wrench)                                  # an unknown link: refused
+        assert loop.spin_until(lambda: sim.rejected == 1)
+        # the noise the node sees: efforts minus the commands they carry out (n × 400 samples)
+        noise = [np.array(s.effort) - sim.arm.command for s in states[-400:]]
+        assert 0.4 < np.std(noise) < 0.6
+        bridge.destroy_subscription(listen)         # one executor runs it all: lighten it
+        # (a set-point also leaves a hold from the start: the first command is the measured
+        # effort, and 0.5 N·m of noise on wrist 3, 10⁻⁴ kg·m², may trip the velocity bound)
+        set_point.publish(JointState(name=list(sim.names), position=sim.arm.q.tolist()))
+        assert loop.spin_until(lambda: any(e.kind == "tracking" for e in events))
+        before = len(events)
+        wrench.header.frame_id = "forearm_link"
+        wrench.wrench.force.y = 30.0
+        (wrench.wrench.torque.x, wrench.wrench.torque.y, wrench.wrench.torque.z) = \
+            np.cross(middle, [0.0, 30.0, 0.0]).tolist()
+        push.publish(wrench)
+        assert loop.spin_until(lambda: any(e.kind == "safe_hold" for e in events[before:]),
+                               timeout=30)
+        assert "collision" in [e for e in events[before:] if e.kind == "safe_hold"][0].message
+        started = min(truth)
+        assert loop.spin_until(lambda: max(truth) > started + 0.3, timeout=60.0)
+        both = sorted(key for key in set(truth) & set(estimate) if key > started + 0.15)
+        assert len(both) > 20
+        errors = [np.abs(estimate[k] - truth[k]).max() for k in both]
+        peak = max(np.abs(truth[k]).max() for k in both)
+        assert peak > 5.0 and np.median(errors) < 0.05 * peak, (np.median(errors), peak)
+    finally:
+        loop.close()
+
+
+def _key(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec

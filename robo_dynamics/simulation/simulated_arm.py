@@ -94,11 +94,8 @@ class SimulatedArm:
         if force.shape != (3,) or torque.shape != (3,) or not (
                 np.all(np.isfinite(force)) and np.all(np.isfinite(torque))):
             raise ValueError("an external wrench needs a finite force and torque (3 each)")
-        if not (force.any() or torque.any()):
-            self.wrench = None
-            return
         self.plant.external_joint_torque(self.q, link, force, torque)   # checks the link
-        self.wrench = (link, force, torque)
+        self.wrench = (link, force, torque) if (force.any() or torque.any()) else None
 
     def set_command(self, tau):
         """Hold joint torques tau (n,) [N·m or N], model order, from now on."""
