@@ -88,7 +88,11 @@ def test_gravity_mode_starts_at_the_measured_effort_and_ramps_to_g(backend):
     g = REF.gravity(Q)
     measured = g + np.array([5.0, -3.0, 2.0, 0.5, -0.5, 0.1])      # what the drives apply now
     times, commands, events = run(ctrl, Q, np.zeros(N), 0.0, 200, effort=measured)
-    np.testing.assert_allclose(commands[0], measured, rtol=0, atol=1e-12)
+    # the first state gives the period; on the second the measured effort counts as the
+    # command of the period before: one rate-limited step from it towards g
+    assert times[0] == DT
+    np.testing.assert_allclose(commands[0], measured + np.clip(g - measured, -RATE * DT,
+                                                               RATE * DT), rtol=0, atol=1e-12)
     assert events[0].kind == "started" and "measured effort of 6 of 6" in events[0].message
     assert_rate_limited(times, commands)
     assert rel(commands[-1], g) <= 1e-12 and ctrl.mode == GRAVITY

@@ -22,6 +22,8 @@ arm's torque is: the measured effort when the joint states carry it, else the la
   abandon the desired motion for the hold, on the joint state that shows it;
 - staleness: no command while any joint's state is older than stale_timeout; a desired
   motion interrupted that way is abandoned for the hold (the arm did not follow it meanwhile);
+  the stream (re)starts on the second of two states within stale_timeout (the first gives
+  the control period the ramp's first step needs);
 - external torques (momentum_observer.py, when Settings.observer_gain is set): each state's
   measured efforts give τ_ext per joint and its contact level; a collision (|τ_ext| beyond
   the collision threshold) with collision_reaction 'hold' abandons any motion for the hold,
@@ -128,6 +130,7 @@ class Controller:
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
         self.running = False           # a command stream is going (False: next one ramps)
         self.last_command_time = -np.inf
+        self.last_state_time = -np.inf   # receipt of the previous complete joint state
         self.counts = dict.fromkeys(("commands", "clamped", "rate_limited", "refused",
                                      "faults", "stale", "collisions"), 0)
         self.last_event = None
@@ -213,13 +216,16 @@ class Controller:
         if not merger.complete():
             return Cycle(None, None, None, NO_EVENTS, None)
         s = self.settings
+        previous, self.last_state_time = self.last_state_time, now
         age = merger.age(now)
         if age > s.stale_timeout:
             return Cycle(None, None, None, self._stop(now, age), None)
         events = NO_EVENTS
         gap = now - self.last_command_time
         if not self.running or gap > s.stale_timeout:
-            events = self._resume(now, gap)
+            if not 0.0 < now - previous <= s.stale_timeout:
+                return Cycle(None, None, None, NO_EVENTS, None)   # (re)start on the next
+            events = self._resume(now, gap, previous)
         q, qd = merger.q, merger.qd
         solver = self.solver
         g = solver.gravity_unchecked(q)
@@ -303,15 +309,20 @@ class Controller:
             events += (self._hold("joint states went stale during the desired motion"),)
         return events
 
-    def _resume(self, now, gap):
+    def _resume(self, now, gap, previous):
         """(Re)start the command stream: the ramp starts at the measured effort where it is
-        known and plausible, else at the last command."""
+        known and plausible, else at the last command. The measured effort is the torque
+        the drives applied over the period before this state (since `previous`, the state
+        before): it counts as the previous command, so the first command may differ from it
+        by what the rate limit allows over that period. A torque sensor's noise then does
+        not become the first command (on a light wrist joint one period of 0.5 N·m noise
+        is a velocity of several rad/s)."""
         start = self.limiter.last
         measured = self.measured_torque()
         known = np.isfinite(measured) & (np.abs(measured) <= self.settings.effort_bound)
         if known.any():
             start = np.where(known, measured, start)
-        self.limiter.restart(start, now)
+        self.limiter.restart(start, previous if known.any() else now)
         first = self.counts["commands"] == 0
         source = (f"measured effort of {int(known.sum())} of {len(known)} joints"
                   if known.any() else "the last command" if not first else "zero")
