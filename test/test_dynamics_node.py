@@ -489,6 +489,10 @@ class SimulatedClock:
     def state(self, t, q=Q, qd=np.zeros(6), expect_command=True):
         h = self.harness
         self.set(t)
+        c = h.node.controller
+        if expect_command and (not c.running or
+                               t - c.last_state_time > c.settings.stale_timeout):
+            h.send_and_wait(NAMES, q, qd)    # the stream (re)starts on the second state
         count = len(h.inbox["command_state"])
         if not expect_command:
             commands = h.node.controller.counts["commands"]

@@ -223,7 +223,7 @@ class Controller:
         events = NO_EVENTS
         gap = now - self.last_command_time
         if not self.running or gap > s.stale_timeout:
-            if not 0.0 < now - previous <= s.stale_timeout:
+            if not 0.0 <= now - previous <= s.stale_timeout:
                 return Cycle(None, None, None, NO_EVENTS, None)   # (re)start on the next
             events = self._resume(now, gap, previous)
         q, qd = merger.q, merger.qd
