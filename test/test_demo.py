@@ -1,11 +1,12 @@
-"""The README's main command, shortened: six phases run on the MuJoCo plant, each meets its
-verdict (the exit status), the table and the plot appear, and no process it started is
+"""The README's main command, shortened: seven phases run on the MuJoCo plant, each meets
+its verdict (the exit status), the table and the plots appear, and no process it started is
 left behind."""
 
 import contextlib
 import ctypes
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -62,14 +63,24 @@ def test_demo_runs_the_closed_loop(tmp_path):
     for phase in ("gravity compensation", "gravity compensation, friction compensated",
                   "computed torque", "computed torque, friction compensated",
                   "computed torque, 1 kg payload declared",
-                  "gravity compensation, 1 kg unknown payload"):
+                  "gravity compensation, 1 kg unknown payload",
+                  "computed torque, pushed on the forearm"):
         assert f"phase: {phase}" in out
     assert "plant: sim_arm engine mujoco (MuJoCo: shares no code with the node)" in out
-    assert out.count("as expected") == 6 and "NOT as expected" not in out
+    verdicts = [line for line in out.splitlines() if line.startswith("  verdict:")]
+    assert len(verdicts) == 7 and all(v.endswith("as expected") for v in verdicts)
+    assert "NOT as expected" not in out
+    # external torques from noisy efforts: no contact in the five phases without an
+    # external load, and the push seen as a collision within 3/K_O + one period
+    assert out.count("external torques: no contact (") == 6          # 5 + the push's start
+    found = re.search(r"collision (\d+) ms after it ≤ 3/K_O \+ one period = (\d+) ms", out)
+    assert found and int(found[1]) <= int(found[2]), found
+    external = plot.with_name(plot.stem + "_external_torques.png")
+    assert external.is_file() and external.stat().st_size > 10_000
     assert "safe hold: joint" in out                 # the unknown payload's event, printed
     assert "loopback only" in out and plot.is_file() and plot.stat().st_size > 10_000
     rows = [line for line in out.splitlines() if line.rstrip().endswith("%")]
-    assert len(rows) == 36                     # 6 phases × 6 joints
+    assert len(rows) == 42                     # 7 phases × 6 joints
     # the summary's drift is the largest final error of the gravity-compensation phase in
     # the table, and gravity compensation with the exact model holds the arm within 1 mrad
     # (loose: a scheduling hiccup across three processes may perturb the loop; the physics

@@ -12,6 +12,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 import robo_dynamics as rd
+from robo_dynamics.control.momentum_observer import DEFAULT_THRESHOLDS
 from robo_dynamics_interfaces.msg import ContactState
 from robo_dynamics_interfaces.srv import SetContactThresholds
 import ros_harness
@@ -91,10 +92,11 @@ def test_external_torques_and_tip_wrench_of_a_known_wrench(harness):
 def test_a_collision_holds_the_arm_and_reset_observer_releases_it(harness):
     contact = harness.hold_still("contact", lambda m: m.level == ContactState.COLLISION)
     limit = np.asarray(ROBOT.effort_limit)
-    np.testing.assert_allclose(contact.contact_thresholds, 0.04 * limit)   # the defaults
-    np.testing.assert_allclose(contact.collision_thresholds, 0.08 * limit)
+    low, high = DEFAULT_THRESHOLDS[0] * limit, DEFAULT_THRESHOLDS[1] * limit  # the defaults
+    np.testing.assert_allclose(contact.contact_thresholds, low)
+    np.testing.assert_allclose(contact.collision_thresholds, high)
     r = np.asarray(contact.residuals)
-    expected = np.where(np.abs(r) > 0.08 * limit, 2, np.where(np.abs(r) > 0.04 * limit, 1, 0))
+    expected = np.where(np.abs(r) > high, 2, np.where(np.abs(r) > low, 1, 0))
     assert list(contact.levels) == expected.tolist()
     assert harness.spin_until(lambda: harness.events("safe_hold"))
     assert "collision" in harness.events("safe_hold")[-1].message

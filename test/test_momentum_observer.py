@@ -12,8 +12,9 @@ import robo_dynamics as rd
 from robo_dynamics.control.controller import (GRAVITY, HOLD, TRACKING, Controller, Settings,
                                               default_hold_damping)
 from robo_dynamics.control.joint_state_merger import JointStateMerger
-from robo_dynamics.control.momentum_observer import (COLLISION, CONTACT, NONE, UNKNOWN,
-                                                     MomentumObserver, external_wrench)
+from robo_dynamics.control.momentum_observer import (COLLISION, CONTACT, DEFAULT_THRESHOLDS,
+                                                     NONE, UNKNOWN, MomentumObserver,
+                                                     external_wrench)
 from robo_dynamics.control.trajectory import SetPoint
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from conftest import SHIPPED
@@ -27,8 +28,8 @@ AMPLITUDE = np.array([0.35, 0.25, 0.3, 0.4, 0.5, 0.6])
 OMEGA = np.array([1.2, 1.5, 1.9, 2.2, 2.6, 3.0])
 H = 1e-3                      # s: plant step = control period
 K_O = 50.0                    # 1/s
-CONTACT_AT = 0.04 * ROBOT.effort_limit
-COLLISION_AT = 0.08 * ROBOT.effort_limit
+CONTACT_AT = DEFAULT_THRESHOLDS[0] * ROBOT.effort_limit     # the node's defaults
+COLLISION_AT = DEFAULT_THRESHOLDS[1] * ROBOT.effort_limit
 
 
 class Wave:
@@ -151,7 +152,7 @@ def test_a_push_on_a_moving_arm_equals_the_first_order_lag_of_its_joint_torques(
 
 
 def test_with_effort_noise_no_false_contact_and_the_push_is_detected():
-    """Effort noise 0.5 N·m on every joint: no contact at the default thresholds (4 % / 8 %
+    """Effort noise 0.5 N·m on every joint: no contact at the default thresholds (3 % / 6 %
     of the effort limits) over 2 s of tracking; a 30 N push at the end of the forearm is
     detected within 3/K_O + one period, and for as long as it lasts."""
     plant = MujocoPlant(ROBOT)

@@ -128,7 +128,7 @@ def test_a_push_on_the_forearm_is_estimated_by_the_node_and_holds_the_arm(engine
     from geometry_msgs.msg import WrenchStamped
     from robo_dynamics_interfaces.msg import ControllerEvent
 
-    sim = make_sim(publish_rate=250.0, engine=engine, effort_noise=0.5)
+    sim = make_sim(publish_rate=100.0, engine=engine, effort_noise=0.5, command_timeout=0.2)
     node = DynamicsNode(parameter_overrides=overrides(
         {"robot_description_file": URDF, "marker_rate": 0.0, "stale_timeout": 0.5,
          "contact_thresholds": (0.02 * sim.model.effort_limit).tolist(),
@@ -178,10 +178,15 @@ def test_a_push_on_the_forearm_is_estimated_by_the_node_and_holds_the_arm(engine
         assert any(e.kind == "safe_hold" for e in events[before:])
         started = min(truth)
         assert loop.spin_until(lambda: max(truth) > started + 0.3, timeout=60.0)
-        both = sorted(key for key in set(truth) & set(estimate) if key > started + 0.15)
-        assert len(both) > 10
-        errors = [np.abs(estimate[k] - truth[k]).max() for k in both]
-        peak = max(np.abs(truth[k]).max() for k in both)
+        # each estimate against the truth of the nearest state (one executor runs all three
+        # nodes here: not every state's messages get through, and τ_ext changes slowly)
+        stamps = np.array(sorted(truth))
+        pairs = [(estimate[k], truth[stamps[np.argmin(np.abs(stamps - k))]])
+                 for k in sorted(estimate) if k > started + 0.15
+                 and np.min(np.abs(stamps - k)) <= 0.005]
+        assert len(pairs) >= 5
+        errors = [np.abs(a - b).max() for a, b in pairs]
+        peak = max(np.abs(b).max() for _, b in pairs)
         assert peak > 5.0 and np.median(errors) < 0.05 * peak, (np.median(errors), peak)
     finally:
         loop.close()

@@ -34,6 +34,12 @@ import numpy as np
 NONE, CONTACT, COLLISION, UNKNOWN = 0, 1, 2, 3
 """Per-joint contact levels (robo_dynamics_interfaces/ContactState)."""
 
+DEFAULT_THRESHOLDS = (0.03, 0.06)
+"""Contact and collision thresholds when none are given: fractions of each joint's effort
+limit. Above the residual of an arm whose model lacks its friction and rotor inertia and
+whose torque sensors are noisy (the demo's plant); a real arm's should be set from the
+residuals it shows in normal motion."""
+
 
 class MomentumObserver:
     """r ≈ τ_ext (n,) from (p, β, τ_m, τ_f) at successive times; see the module docstring.

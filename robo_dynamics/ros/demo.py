@@ -1,5 +1,5 @@
 """The closed-loop demo on the default arm: sim_arm → joint_states → dynamics_node →
-effort commands → sim_arm, six phases, each with fresh processes.
+effort commands → sim_arm, seven phases, each with fresh processes.
 
     python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
                                      [--output PNG]
@@ -9,7 +9,9 @@ the node, reading the same URDF, with what a real arm has and the URDF does not 
 armature and joint friction (ARMATURE, JOINT_DAMPING, JOINT_FRICTION), unknown to the
 node's model. With --engine internal the plant is the library itself (friction as above,
 no armature): there gravity compensation holds the pose to rounding, which only shows that
-the library agrees with itself.
+the library agrees with itself. The simulated torque sensors are noisy (EFFORT_NOISE), and
+the node estimates the external joint torques from them in every phase (its momentum
+observer, default thresholds): the phases without a push must show no contact.
 1./2. gravity compensation only, friction compensation off / on: the arm is released at a
    non-trivial pose; drift after the phase (rad);
 3./4. computed-torque tracking of a smooth multi-joint trajectory, friction compensation
@@ -20,9 +22,14 @@ the library agrees with itself.
 6. gravity compensation with the payload known only to the simulation (the payload the
    operator forgot to declare): the wrist starts to fall, the velocity watchdog switches to
    the safe hold (gravity compensation plus damping) on that joint state, and the arm sinks
-   slowly against the damping instead of falling.
+   slowly against the damping instead of falling;
+7. tracking as in 4. while a person pushes the forearm (PUSH_FORCE N at its end, by the
+   wrist, for PUSH_SECONDS): the node estimates the push's joint torques from the noisy
+   efforts, reports the collision (default thresholds) and holds the arm; estimate against
+   the truth (sim_arm publishes the joint torques of the push) in a second plot.
 Each phase ends with a verdict against what it must show (drift, tracking within
-TRACKING_BOUND without a fault, or the safe hold); the exit status is 1 if one does not.
+TRACKING_BOUND without a fault, no contact, or the safe hold; the push detected within
+3/K_O + one period); the exit status is 1 if one does not.
 Prints the node's events, a table and writes a plot. Everything runs on the loopback in a
 ROS domain of its own; the processes it starts are stopped when it ends, also on Ctrl-C.
 """
@@ -50,6 +57,10 @@ LEAD_IN = 0.5                                               # s before the traje
 ARMATURE = [0.2, 0.2, 0.08, 0.003, 0.0008, 0.00004]        # kg·m² (engine mujoco)
 JOINT_DAMPING = [1.5, 1.5, 0.5, 0.015, 0.004, 0.0002]       # N·m·s/rad
 JOINT_FRICTION = [1.5, 1.5, 0.5, 0.015, 0.004, 0.0002]      # N·m, Coulomb
+EFFORT_NOISE = 0.5          # N·m: standard deviation of the simulated torque sensors
+PUSH_FORCE = 30.0           # N, perpendicular to the forearm, at its end (by the wrist)
+PUSH_SECONDS = 0.3
+OBSERVER_GAIN = 50.0        # 1/s: the node's default observer_gain
 
 
 def desired(t):
@@ -66,9 +77,10 @@ class Phase:
     abandon the motion for its safe hold, else 'track'."""
 
     def __init__(self, name, track, payload_kg=0.0, declared=False, friction=False,
-                 expect="track", bound=None):
+                 expect="track", bound=None, push=False):
         self.name, self.track, self.payload_kg = name, track, payload_kg
         self.declared, self.friction, self.expect = declared, friction, expect
+        self.push = push
         self.bound = bound if bound is not None else (TRACKING_BOUND if track
                                                       else DRIFT_BOUND)
 
@@ -84,7 +96,9 @@ PHASES = [Phase("gravity compensation", False),
           Phase("computed torque, friction compensated", True, friction=True),
           Phase("computed torque, 1 kg payload declared", True, 1.0, declared=True,
                 friction=True),
-          Phase("gravity compensation, 1 kg unknown payload", False, 1.0, expect="hold")]
+          Phase("gravity compensation, 1 kg unknown payload", False, 1.0, expect="hold"),
+          Phase("computed torque, pushed on the forearm", True, friction=True, expect="hold",
+                push=True)]
 
 
 def start_processes(urdf, phase, rate, engine):
@@ -93,7 +107,7 @@ def start_processes(urdf, phase, rate, engine):
            "-p", f"initial_positions:={Q0.tolist()}", "-p", f"publish_rate:={rate}",
            "-p", "command_timeout:=0.1", "-p", f"engine:={engine}",
            "-p", "friction:=true", "-p", f"joint_damping:={JOINT_DAMPING}",
-           "-p", f"joint_friction:={JOINT_FRICTION}",
+           "-p", f"joint_friction:={JOINT_FRICTION}", "-p", f"effort_noise:={EFFORT_NOISE}",
            "-r", "effort_commands:=/dynamics_node/commands"]
     if engine == "mujoco":
         sim += ["-p", f"armature:={ARMATURE}"]
@@ -148,12 +162,14 @@ def run_phase(phase, urdf, rate, duration, progress, engine):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile
+    from geometry_msgs.msg import WrenchStamped
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory
-    from robo_dynamics_interfaces.msg import ControllerEvent
+    from robo_dynamics_interfaces.msg import ContactState, ControllerEvent
 
     from .. import load_robot
-    names = list(load_robot(urdf).joint_names)
+    robot = load_robot(urdf)
+    names = list(robot.joint_names)
 
     def in_order(msg, values):
         """A JointState field in model joint order (joints are matched by name)."""
@@ -171,6 +187,16 @@ def run_phase(phase, urdf, rate, duration, progress, engine):
     node.create_subscription(JointState, "/dynamics_node/gravity_torques",
                              lambda m: seen.__setitem__("commands", seen["commands"] + 1),
                              10)
+    def stamp(m):
+        return m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+    contact, truth = [], []     # (stamp, levels, τ̂, contact thresholds); (stamp, τ_ext)
+    node.create_subscription(
+        ContactState, "/dynamics_node/contact_state",
+        lambda m: contact.append((stamp(m), np.array(m.levels), np.array(m.residuals),
+                                  np.array(m.contact_thresholds))), 1000)
+    node.create_subscription(JointState, "/sim_arm/external_joint_torques",
+                             lambda m: truth.append((stamp(m), in_order(m, m.effort))), 1000)
+    push_pub = node.create_publisher(WrenchStamped, "/sim_arm/external_wrench", 10)
     events = []       # (receipt time [s], ControllerEvent)
     node.create_subscription(
         ControllerEvent, "/dynamics_node/events",
@@ -207,10 +233,16 @@ def run_phase(phase, urdf, rate, duration, progress, engine):
             target = seen["commands"] + rate
             spin_until(lambda: seen["commands"] >= target, "the commands stopped")
         log.clear()
+        contact.clear()
         end = time.monotonic() + LEAD_IN + duration
         shown = -1
+        push_at = LEAD_IN + 0.3 * duration if phase.push else None   # s after start
+        pushes = [] if push_at is None else [(push_at, PUSH_FORCE),
+                                             (push_at + PUSH_SECONDS, 0.0)]
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.01)
+            if pushes and node.get_clock().now().nanoseconds * 1e-9 >= start + pushes[0][0]:
+                push_pub.publish(forearm_push(robot, pushes.pop(0)[1]))
             elapsed = int(time.monotonic() - (end - LEAD_IN - duration))
             if elapsed != shown:
                 shown = elapsed
@@ -222,14 +254,38 @@ def run_phase(phase, urdf, rate, duration, progress, engine):
         node.destroy_node()
     stamps = np.array([entry[0] for entry in log]) - start
     keep = stamps >= 0.0
+    observed = {"t": np.array([c[0] for c in contact]) - start,
+                "levels": np.array([c[1] for c in contact]),
+                "estimate": np.array([c[2] for c in contact]),
+                "contact_threshold": contact[-1][3] if contact else None,
+                "truth_t": np.array([c[0] for c in truth]) - start,
+                "truth": np.array([c[1] for c in truth]), "push_at": push_at}
     return (stamps[keep], np.array([entry[1] for entry in log])[keep],
             np.array([entry[2] for entry in log])[keep],
-            [(t - start, e) for t, e in events if e.kind not in ("started",)])
+            [(t - start, e) for t, e in events if e.kind not in ("started",)], observed)
+
+
+def forearm_push(robot, force):
+    """The WrenchStamped that pushes the forearm at its end (the wrist 1 joint) with `force`
+    [N] along the forearm frame's y axis (perpendicular to the forearm and to the elbow
+    axis), as a wrench at the forearm's origin."""
+    from geometry_msgs.msg import WrenchStamped
+    msg = WrenchStamped()
+    msg.header.frame_id = "forearm_link"
+    end = np.asarray(robot.origin_translation[robot.body_links.index("forearm_link") + 1])
+    f = np.array([0.0, force, 0.0])
+    msg.wrench.force.y = force
+    (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = np.cross(end, f).tolist()
+    return msg
 
 
 def verdict(phase, summary, events):
     """(as expected?, sentence) for one phase."""
     holds = [at for at, event in events if event.kind == "safe_hold"]
+    if phase.push:
+        if holds:
+            return True, f"safe hold at t = {holds[0]:+.2f} s, as expected"
+        return False, "NOT as expected: the push did not lead to the safe hold"
     if phase.expect == "hold":
         if holds:
             return True, (f"safe hold at t = {holds[0]:+.2f} s; the arm then moves at "
@@ -244,6 +300,67 @@ def verdict(phase, summary, events):
     ok = error < bound
     return ok, (f"{what} {error:.2e} rad {'<' if ok else '>='} {bound:g} rad, "
                 f"{'as expected' if ok else 'NOT as expected'}")
+
+
+def contact_verdict(phase, observed, period):
+    """(as expected?, sentence, figures) on the external-torque estimate of one phase: no
+    contact without a push (the unknown payload is a real external load: not judged);
+    with a push, the collision within 3/K_O + one period of the push, none before it."""
+    t, levels, estimate = observed["t"], observed["levels"], observed["estimate"]
+    if len(t) == 0:
+        return False, "NOT as expected: no contact state received", {}
+    threshold = observed["contact_threshold"]
+    push = observed["push_at"]
+    before = t < push if push is not None else np.ones(len(t), dtype=bool)
+    figures = {"ratio": float(np.max(np.abs(estimate[before]) / threshold))}
+    if phase.expect == "hold" and not phase.push:
+        return True, (f"largest |τ̂|/contact threshold {figures['ratio']:.2f} (the unknown "
+                      "payload is an external load)"), figures
+    false = np.flatnonzero((levels[before] > 0).any(axis=1))
+    if false.size:
+        return False, (f"NOT as expected: contact reported at t = {t[before][false[0]]:+.3f}"
+                       f" s without a push"), figures
+    sentence = f"no contact (largest |τ̂|/contact threshold {figures['ratio']:.2f})"
+    if push is None:
+        return True, sentence, figures
+    truth_t, truth = observed["truth_t"], observed["truth"]
+    pushed = truth_t[np.flatnonzero(np.abs(truth).max(axis=1) > 0.0)] if len(truth) else []
+    collided = t[np.flatnonzero((levels == 2).any(axis=1))]
+    if not len(pushed) or not len(collided):
+        return False, "NOT as expected: the push was not seen as a collision", figures
+    start = pushed[0] - period              # the push acts from the step before that state
+    bound = 3.0 / OBSERVER_GAIN + period
+    figures["delay"] = float(collided[0] - start)
+    ok = figures["delay"] <= bound
+    sentence += (f" before the push; collision {1e3 * figures['delay']:.0f} ms after it "
+                 f"{'≤' if ok else '>'} 3/K_O + one period = {1e3 * bound:.0f} ms")
+    return ok, sentence + (", as expected" if ok else ", NOT as expected"), figures
+
+
+def plot_external(observed, path):
+    """Estimated (solid) against true (dashed) external joint torques around the push."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    push = observed["push_at"]
+    window = (observed["t"] > push - 0.2) & (observed["t"] < push + PUSH_SECONDS + 0.4)
+    in_truth = (observed["truth_t"] > push - 0.2) & (observed["truth_t"] < push + 0.7)
+    for j in range(observed["estimate"].shape[1]):
+        line, = ax.plot(observed["t"][window], observed["estimate"][window, j],
+                        label=f"joint {j + 1}")
+        if len(observed["truth"]):
+            ax.plot(observed["truth_t"][in_truth], observed["truth"][in_truth, j], "--",
+                    color=line.get_color(), linewidth=0.9)
+    ax.axvspan(push, push + PUSH_SECONDS, color="0.9")
+    ax.set_title(f"pushed with {PUSH_FORCE:g} N: external joint torques, estimated from "
+                 f"noisy efforts (solid) vs true (dashed)")
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("τ_ext [N m]")
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
 
 
 def summarise(phase, t, q, tau, effort_limit):
@@ -324,21 +441,26 @@ def main(argv=None):
           + (f", rotor armature {ARMATURE} kg·m²" if args.engine == "mujoco" else "")
           + "; no obstacle")
     rclpy.init()
-    records, results, failed = {}, {}, 0
+    records, results, failed, contacts, pushed = {}, {}, 0, {}, None
     try:
         for phase in PHASES:
             print(f"phase: {phase.name}", flush=True)
-            t, q, tau, events = run_phase(phase, urdf, args.rate, args.duration,
-                                          lambda text: print(text, end="\r", flush=True),
-                                          args.engine)
+            t, q, tau, events, observed = run_phase(
+                phase, urdf, args.rate, args.duration,
+                lambda text: print(text, end="\r", flush=True), args.engine)
             print()
             for at, event in events:
                 print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
             records[phase.name] = (phase.track, t, q, tau)
             results[phase.name] = summarise(phase, t, q, tau, robot.effort_limit)
             ok, sentence = verdict(phase, results[phase.name], events)
-            failed += not ok
+            seen, contact_sentence, figures = contact_verdict(phase, observed, 1.0 / args.rate)
+            contacts[phase.name] = figures
+            failed += not (ok and seen)
             print(f"  verdict: {sentence}")
+            print(f"  external torques: {contact_sentence}")
+            if phase.push:
+                pushed = observed
     except KeyboardInterrupt:
         print("\ninterrupted: processes stopped")
         return 130
@@ -354,9 +476,20 @@ def main(argv=None):
           f"{g_off['final'].max():.2e} → {g_on['final'].max():.2e} rad; computed torque max "
           f"error {t_off['max'].max():.2e} → {t_on['max'].max():.2e} rad, RMS (worst joint) "
           f"{t_off['rms'].max():.2e} → {t_on['rms'].max():.2e} rad")
+    quiet = [f["ratio"] for p in PHASES if p.expect != "hold" and (f := contacts[p.name])]
+    push = contacts[PHASES[-1].name]
+    print(f"external torques (effort noise {EFFORT_NOISE} N·m, observer gain "
+          f"{OBSERVER_GAIN:g}/s): no contact while tracking or holding at the default "
+          f"thresholds (largest |τ̂| = {max(quiet):.2f} × the contact threshold); pushed "
+          f"with {PUSH_FORCE:g} N, collision after "
+          f"{1e3 * push.get('delay', float('nan')):.0f} ms")
     path = pathlib.Path(args.output).resolve()
     plot(records, path)
     print(f"plot: {path}")
+    if pushed is not None and len(pushed["t"]):
+        external = path.with_name(path.stem + "_external_torques.png")
+        plot_external(pushed, external)
+        print(f"plot: {external}")
     if failed:
         print(f"{failed} phase(s) NOT as expected")
     return 1 if failed else 0

@@ -64,7 +64,7 @@ from ..backends.cross_check import CrossCheckSteps, cross_check
 from ..control import controller as core
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
-from ..control.momentum_observer import UNKNOWN, external_wrench
+from ..control.momentum_observer import DEFAULT_THRESHOLDS, UNKNOWN, external_wrench
 from ..control.trajectory import SetPoint
 from ..errors import BackendUnavailable, RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
@@ -318,8 +318,10 @@ class DynamicsNode(Node):
         limit = self.model.effort_limit
         return dict(
             observer_gain=gain if gain.any() else None,
-            contact_threshold=contact if contact is not None else 0.04 * limit,
-            collision_threshold=collision if collision is not None else 0.08 * limit,
+            contact_threshold=(contact if contact is not None
+                               else DEFAULT_THRESHOLDS[0] * limit),
+            collision_threshold=(collision if collision is not None
+                                 else DEFAULT_THRESHOLDS[1] * limit),
             collision_reaction=p["collision_reaction"],
             torque_constants=(per_joint("torque_constants") if p["effort_source"] == "current"
                               else None))
@@ -345,10 +347,9 @@ class DynamicsNode(Node):
             current = parameters.read(self, {name: parameters.DYNAMICS_NODE[name]
                                              for name in pair})
             values = {**current, **values}
-            if dof is not None and values[pair[0]] is None:   # the defaults, explicitly
-                values[pair[0]] = (0.04 * self.model.effort_limit).tolist()
-            if dof is not None and values[pair[1]] is None:
-                values[pair[1]] = (0.08 * self.model.effort_limit).tolist()
+            for name, fraction in zip(pair, DEFAULT_THRESHOLDS):   # the defaults, explicitly
+                if dof is not None and values[name] is None:
+                    values[name] = (fraction * self.model.effort_limit).tolist()
         if dof is None:   # before the model is known only the shape-free checks apply
             values = {k: v for k, v in values.items() if k not in parameters.PER_JOINT}
             dof = 1

@@ -125,11 +125,11 @@ DYNAMICS_NODE = {
                              READ_ONLY),
     "contact_thresholds": Spec(None, DOUBLES,
                                "|tau_ext| beyond this [N m or N] is a contact, one per chain "
-                               "joint or one for all. Unset: 4 % of the URDF effort limits.",
+                               "joint or one for all. Unset: 3 % of the URDF effort limits.",
                                RUNTIME),
     "collision_thresholds": Spec(None, DOUBLES,
                                  "|tau_ext| beyond this [N m or N] is a collision, one per "
-                                 "chain joint or one for all. Unset: 8 % of the URDF effort "
+                                 "chain joint or one for all. Unset: 6 % of the URDF effort "
                                  "limits.", RUNTIME),
     "collision_reaction": Spec("hold", STRING,
                                "What a collision does: hold (leave any desired motion for the "

@@ -5,8 +5,11 @@ with MuJoCo (engine mujoco: an independent engine, optionally with rotor armatur
 URDF's joint friction and a box obstacle; simulation/mujoco_plant.py) — and publishes
 joint_states (positions, velocities and the applied motor torques as effort; while the
 brakes hold, the holding torque) at
-publish_rate, stamped with the simulated time of the state (as a driver stamps the time of
-measurement), the efforts with Gaussian noise of effort_noise [N·m]; takes effort commands
+publish_rate (at most one per time step h), stamped with the simulated time of the state
+on the clock's time at start-up (as a driver stamps the time of measurement; a simulation
+that falls behind the clock slows down, and its stamps fall behind with it, so that stamp
+differences stay the simulated intervals), the efforts with Gaussian noise of effort_noise
+[N·m]; takes effort commands
 as std_msgs/Float64MultiArray in command_joints order (what a ros2_control
 JointGroupEffortController receives) on `effort_commands`; holds the last command for at
 most command_timeout, then brakes (or, with brakes false, applies zero). A payload the
@@ -72,6 +75,7 @@ class SimArmNode(Node):
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
         self.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
         self.start = None          # clock time [s] at which simulated time was 0
+        self.epoch = None          # the same, never shifted: the stamps' origin
         self.create_timer(1.0 / p["publish_rate"], self._tick)
         self.get_logger().info(
             f"simulating {model.name} on engine {p['engine']} ({model.dof} joints, "
@@ -138,8 +142,10 @@ class SimArmNode(Node):
         now = self.get_clock().now()
         seconds = now.nanoseconds * 1e-9
         if self.start is None:
-            self.start = seconds
+            self.start = self.epoch = seconds
         steps = int((seconds - self.start - self.arm.t) / self.arm.h + 0.5)
+        if steps <= 0:
+            return                           # nothing new to measure yet
         applied = self.arm.applied_torque()
         for _ in range(min(max(steps, 0), MAX_CATCH_UP)):
             applied = self.arm.step()
@@ -148,7 +154,7 @@ class SimArmNode(Node):
         effort = self.arm.measured_effort() if self.arm.braked else applied
         if self.noise > 0.0:
             effort = effort + self.rng.normal(0.0, self.noise, len(effort))
-        stamp = Time(nanoseconds=round((self.start + self.arm.t) * 1e9),
+        stamp = Time(nanoseconds=round((self.epoch + self.arm.t) * 1e9),
                      clock_type=now.clock_type).to_msg()
         msg = JointState(name=self.names, position=self.arm.q.tolist(),
                          velocity=self.arm.v.tolist(), effort=effort.tolist())
