@@ -187,7 +187,8 @@ def test_a_push_on_the_forearm_is_estimated_by_the_node_and_holds_the_arm(engine
         assert len(pairs) >= 5
         errors = [np.abs(a - b).max() for a, b in pairs]
         peak = max(np.abs(b).max() for _, b in pairs)
-        assert peak > 5.0 and np.median(errors) < 0.05 * peak, (np.median(errors), peak)
+        # noise 0.5 N·m filtered at K_O Δt = 0.5 (100 Hz): σ ≈ 0.25 N·m per joint
+        assert peak > 5.0 and np.median(errors) < 0.15 * peak, (np.median(errors), peak)
     finally:
         loop.close()
 

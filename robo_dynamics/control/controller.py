@@ -51,7 +51,8 @@ INFO, WARN, ERROR = "info", "warn", "error"
 
 Event = collections.namedtuple("Event", ["level", "kind", "message"])
 Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
-resumed, stale, tracking, refused, safe_hold, model, collision, observer_reset), a sentence naming joints and values."""
+resumed, stale, tracking, refused, safe_hold, model, collision, observer_reset), a sentence
+naming joints and values."""
 
 Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
                                          "external"])
