@@ -32,6 +32,7 @@ SINGLE_TARGETS = {"rnea": 20.0, "mass matrix": 20.0, "J": 10.0, "Λ": 2.0,
 BATCH_TARGETS = {"rnea": 1.0 / 3.0, "mass matrix": 1.0, "Λ": 1.0,
                  "∂τ/∂q, ∂τ/∂q̇": 1.0}         # per state, in-house / Pinocchio loop
 TARGETS = {"callback_p99_us": 250.0, "latency_ratio": 1.2, "p99_ratio": 1.3}
+OBSERVER_TARGET_US = 30.0   # the external-torque observer's cost per joint state
 
 
 def per_call(function, budget=0.25, repeats=15):
@@ -52,6 +53,42 @@ def per_call(function, budget=0.25, repeats=15):
             function()
         samples.append((time.perf_counter() - t0) / batch)
     return float(np.median(samples))
+
+
+def observer_cost():
+    """The controller core's step (gravity compensation of the Panda at rest, measured
+    efforts given) with the momentum observer off and on, per backend: rows of the table."""
+    import robo_dynamics as rd
+    from robo_dynamics.control.controller import Controller, Settings, default_hold_damping
+    from robo_dynamics.control.joint_state_merger import JointStateMerger
+    path, tip = ARMS["Panda (7-DoF)"]
+    model = rd.load_robot(path, tip_link=tip)
+    n, names = model.dof, list(model.joint_names)
+    q = [0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7]
+    qd = [0.1, -0.2, 0.3, 0.1, -0.1, 0.2, 0.3]
+    rows = []
+    for backend in rd.BACKENDS:
+        solver = rd.make_solver(model, backend)
+        effort = solver.gravity(np.array(q)).tolist()
+        times = {}
+        for observer in (False, True):
+            settings = Settings(
+                kp=np.full(n, 100.0), kd=np.full(n, 20.0), effort_bound=model.effort_limit,
+                max_torque_rate=np.full(n, 1e9), start_tolerance=np.full(n, 0.01),
+                max_tracking_error=np.full(n, 0.25), velocity_bound=np.full(n, np.inf),
+                hold_damping=default_hold_damping(solver), stale_timeout=1e9,
+                observer_gain=np.full(n, 50.0) if observer else None,
+                contact_threshold=np.full(n, 1e9), collision_threshold=np.full(n, 1e9))
+            controller = Controller(solver, JointStateMerger(names, names), settings)
+            clock = [0.0]
+
+            def step():
+                clock[0] += 1e-3
+                controller.step(names, q, qd, effort, clock[0], clock[0])
+            times[observer] = per_call(step, budget=0.5) * 1e6
+        rows.append((backend, f"{times[False]:.1f}", f"{times[True]:.1f}",
+                     f"{times[True] - times[False]:.1f}"))
+    return rows
 
 
 def markdown_table(header, rows):
@@ -183,8 +220,9 @@ def process_stats(pid):
     return cpu, rss
 
 
-def drive(command, out_topic, seconds, rate, names, positions, set_point=None):
-    """Start `command`, publish JointState at `rate` for `seconds`, and measure."""
+def drive(command, out_topic, seconds, rate, names, positions, set_point=None, effort=None):
+    """Start `command`, publish JointState (with `effort`, the measured torques) at `rate`
+    for `seconds`, and measure."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.executors import SingleThreadedExecutor
@@ -221,7 +259,8 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None):
     set_point_pub = node.create_publisher(JointState, "/dynamics_node/desired_state", 10)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    msg = JointState(name=names, position=list(positions), velocity=[0.0] * len(names))
+    msg = JointState(name=names, position=list(positions), velocity=[0.0] * len(names),
+                     effort=[] if effort is None else [float(x) for x in effort])
     sent = [0]
 
     def publish():
@@ -286,31 +325,35 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     names = list(model.joint_names)
     q0 = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
     set_point = JointState(name=names, position=(q0 + 0.005).tolist())   # within tolerance
+    effort = rd.make_solver(model, "pinocchio").gravity(q0)    # measured: holding still
     dynamics = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args",
                 "--log-level", "warn", "-p", f"robot_description_file:={path}",
                 "-p", f"tip_link:={tip}", "-p", "marker_rate:=0.0", "-p", "diagnostics_rate:=2.0"]
     echo = [sys.executable, "-m", "benchmarks.echo_node"]
     quiet = ["--ros-args", "--log-level", "warn"]
     level = priority if fifo_permitted(priority) else 0
-    plan = [("dynamics", "pinocchio", 1.0, level), ("echo", None, None, level),
-            ("dynamics", "rnea", 1.0, level), ("dynamics", "pinocchio", 10.0, level),
-            ("dynamics", "rnea", 10.0, level)]
+    plan = [("dynamics", "pinocchio", 1.0, level, True), ("echo", None, None, level, False),
+            ("dynamics", "pinocchio", 1.0, level, False),
+            ("dynamics", "rnea", 1.0, level, True), ("dynamics", "pinocchio", 10.0, level, True),
+            ("dynamics", "rnea", 10.0, level, True)]
     if level:
-        plan += [("dynamics", "pinocchio", 1.0, 0), ("echo", None, None, 0)]
+        plan += [("dynamics", "pinocchio", 1.0, 0, True), ("echo", None, None, 0, False)]
     runs = {}
     rclpy.init()
     try:
         for key in plan:
-            process, backend, cross_check_rate, run_level = key
+            process, backend, cross_check_rate, run_level, observer = key
             if process == "echo":
                 runs[key] = drive(echo + (["--priority", str(run_level)] if run_level else [])
-                                  + quiet, "/echo", seconds, rate, names, q0)
+                                  + quiet, "/echo", seconds, rate, names, q0, effort=effort)
             else:
                 runs[key] = drive(
                     dynamics + ["-p", f"thread_priority:={run_level}", "-p",
                                 f"backend:={backend}", "-p",
-                                f"cross_check_rate:={cross_check_rate}"],
-                    "/dynamics_node/commanded_torques", seconds, rate, names, q0, set_point)
+                                f"cross_check_rate:={cross_check_rate}", "-p",
+                                f"observer_gain:={[50.0] if observer else [0.0]}"],
+                    "/dynamics_node/commanded_torques", seconds, rate, names, q0, set_point,
+                    effort=effort)
     finally:
         rclpy.try_shutdown()
     return runs
@@ -328,8 +371,9 @@ def node_section(runs, seconds, priority):
     """The markdown of section 3 from node_benchmark's runs."""
     label = {0: "normal scheduler", priority: f"SCHED_FIFO {priority}"}
     rows = []
-    for (process, backend, cross_check_rate, level), r in runs.items():
-        name = (f"dynamics_node, backend {backend}, cross-check {cross_check_rate:g} Hz"
+    for (process, backend, cross_check_rate, level, observer), r in runs.items():
+        name = (f"dynamics_node, backend {backend}, cross-check {cross_check_rate:g} Hz, "
+                f"observer {'on' if observer else 'off'}"
                 if process == "dynamics" else "echo (floor)")
         callback = (("{:.0f} / {:.0f}".format(*callback_percentiles(r)[:2]))
                     if process == "dynamics" else "–")
@@ -340,17 +384,20 @@ def node_section(runs, seconds, priority):
                             "callback p50 / p99 [µs]", "latency p50 [µs]", "latency p99 [µs]",
                             "CPU [%]", "RSS [MiB]"), rows)
     deployed = max(key[3] for key in runs)
-    echo = runs["echo", None, None, deployed]
+    echo = runs["echo", None, None, deployed, False]
     floor = min(r["latency_p50"] for key, r in runs.items() if key[0] == "echo")
     verdict = lambda ok: "met" if ok else "**not met**"   # noqa: E731
-    ours = runs["dynamics", "rnea", 1.0, deployed]
+    ours = runs["dynamics", "rnea", 1.0, deployed, True]
+    on, off = (callback_percentiles(runs["dynamics", "pinocchio", 1.0, deployed, observer])
+               for observer in (True, False))
     p50, p99, worst, largest = callback_percentiles(ours)
     drops = ours["sent"] - ours["received"]
     ratio = ours["latency_p50"] / floor
     text = (
         f"## 3. The node at 1 kHz\n\nA driver publishes `JointState` for the Panda at 1 kHz "
-        f"for {seconds:.0f} s; dynamics_node computes gravity compensation, computed torque "
-        "(to a set-point) and Λ for each; it publishes each output that has a subscriber (here "
+        f"for {seconds:.0f} s, with efforts (the torques that hold it still); dynamics_node "
+        "computes gravity compensation, computed torque (to a set-point), Λ and (observer on, "
+        "the default) the external torques for each; it publishes each output that has a subscriber (here "
         "the driver listens to the computed torque). The cross-check runs on the joint-state "
         "thread, one quantity per state after that state's command is published. Latency: from "
         "the joint state's stamp to the driver's receipt of the computed torque. The same "
@@ -369,12 +416,14 @@ def node_section(runs, seconds, priority):
         f"{TARGETS['latency_ratio']}× the echo floor — {ratio:.2f}× "
         f"({verdict(ratio <= TARGETS['latency_ratio'])}). Latency p99 against the echo "
         f"node's ({echo['latency_p99']:.0f} µs) ≤ {TARGETS['p99_ratio']}×:")
-    for (process, backend, cross_check_rate, level), r in runs.items():
-        if process == "dynamics" and level == deployed:
+    for (process, backend, cross_check_rate, level, observer), r in runs.items():
+        if process == "dynamics" and level == deployed and observer:
             p99_ratio = r["latency_p99"] / echo["latency_p99"]
             text += (f" {backend} at {cross_check_rate:g} Hz {p99_ratio:.2f}× "
                      f"({verdict(p99_ratio <= TARGETS['p99_ratio'])});")
     text = text.rstrip(";") + "."
+    text += (f" The observer in the node (backend pinocchio, cross-check 1 Hz): callback p50 "
+             f"{off[0]:.0f} → {on[0]:.0f} µs, p99 {off[1]:.0f} → {on[1]:.0f} µs (off → on).")
     if not deployed:
         text += (" SCHED_FIFO was not permitted to this run (no rtprio limit): only the normal "
                  "scheduler was measured.")
@@ -417,6 +466,21 @@ def main(argv=None):
                     "joint state). Pinocchio: its Python call (Λ: computeMinverse + "
                     "computeFrameJacobian + NumPy inverse).\n\n" + table + "\n\n"
                     + verdicts(rows, SINGLE_TARGETS, 4, "Panda", "× Pinocchio on the Panda"))
+    print(sections[-1], flush=True)
+
+    print("1b. the external-torque observer ...", flush=True)
+    rows = observer_cost()
+    sections.append(
+        "## 1b. The external-torque observer\n\nThe controller core's step for one joint "
+        "state of the Panda (gravity compensation, efforts given), without and with the "
+        "momentum observer (p = M q̇, β = g − Cᵀ q̇, the residual and the contact levels): "
+        "what the observer adds to dynamics_node's joint-state callback.\n\n"
+        + markdown_table(("backend", "step, observer off [µs]", "step, observer on [µs]",
+                          "observer [µs]"), rows)
+        + f"\n\nTarget: observer ≤ {OBSERVER_TARGET_US:.0f} µs per joint state — "
+        + "; ".join(f"{row[0]} {row[3]} µs ("
+                    + ("met" if float(row[3]) <= OBSERVER_TARGET_US else "**not met**") + ")"
+                    for row in rows) + ".")
     print(sections[-1], flush=True)
 
     print("2. batched ...", flush=True)

@@ -128,7 +128,7 @@ class PinocchioSolver(DynamicsSolver):
 
     def _coriolis_matrix(self, q, qd):
         C = pin.computeCoriolisMatrix(self.pin_model, self.data, self._q(q), self._v(qd))
-        return C[np.ix_(self._idx_v, self._idx_v)]
+        return C.copy() if self._same_v else C[np.ix_(self._idx_v, self._idx_v)]
 
     def _forward_dynamics(self, q, qd, tau):
         return self._from_v(

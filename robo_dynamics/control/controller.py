@@ -62,8 +62,8 @@ command), events (tuple of Event), external (External, or None: no observer upda
 
 External = collections.namedtuple("External", ["torque", "levels"])
 External.__doc__ = """The momentum observer's estimate at one joint state: torque τ_ext (n,)
-[N·m or N], NaN for joints without a measured effort; levels (n,) uint8, per joint NONE,
-CONTACT, COLLISION or UNKNOWN (momentum_observer.py)."""
+[N·m or N], NaN for joints without a measured effort; levels (list of n ints), per joint
+NONE, CONTACT, COLLISION or UNKNOWN (momentum_observer.py)."""
 
 COLLISION_REACTIONS = ("none", "hold")
 
@@ -127,6 +127,8 @@ class Controller:
         self.hold_reason = ""
         self.hold_kind = ""            # the event kind that caused the hold
         self.observer = self._observer(settings)
+        self.thresholds = _thresholds(settings)
+        self.zero = np.zeros(model.dof)
         self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
         self.running = False           # a command stream is going (False: next one ramps)
@@ -142,6 +144,7 @@ class Controller:
         observer gain restarts the observer."""
         old, self.settings = self.settings, settings
         self.limiter.rate = settings.max_torque_rate
+        self.thresholds = _thresholds(settings)
         if not _same(old.observer_gain, settings.observer_gain):
             self.observer = self._observer(settings)
 
@@ -268,11 +271,11 @@ class Controller:
         s, solver, observer = self.settings, self.solver, self.observer
         if observer.time is not None and t - observer.time > s.stale_timeout:
             observer.reset()           # a gap: the momentum balance does not span it
-        p = solver.mass_matrix_unchecked(q) @ qd
+        p = solver.inverse_dynamics_unchecked(q, self.zero, qd) - g     # M q̇ = RNEA(q, 0, q̇) − g
         beta = g - solver.coriolis_matrix_unchecked(q, qd).T @ qd
         r = observer.update(t, p, beta, self.measured_torque(), friction)
-        levels = contact_levels(r, s.contact_threshold, s.collision_threshold)
-        colliding = bool((levels == COLLISION).any())
+        levels = contact_levels(r, *self.thresholds)
+        colliding = COLLISION in levels
         events = NO_EVENTS
         if colliding and not self.colliding:
             events = self._collision(r, levels)
@@ -285,7 +288,7 @@ class Controller:
         self.counts["collisions"] += 1
         what = ", ".join(f"'{self.names[i]}' {r[i]:+.3g} (threshold "
                          f"{s.collision_threshold[i]:.3g})"
-                         for i in np.flatnonzero(levels == COLLISION))
+                         for i, level in enumerate(levels) if level == COLLISION)
         reason = f"collision: external torque at {what} N·m"
         if s.collision_reaction == "hold" and self.mode != HOLD:
             return (self._hold(reason, "collision"),)
@@ -351,3 +354,10 @@ class Controller:
 def _same(a, b):
     """Whether two optional arrays are equal (None only equals None)."""
     return (a is None) == (b is None) and (a is None or np.array_equal(a, b))
+
+
+def _thresholds(settings):
+    """(contact, collision) thresholds as lists, for momentum_observer.contact_levels."""
+    if settings.contact_threshold is None:
+        return None, None
+    return settings.contact_threshold.tolist(), settings.collision_threshold.tolist()

@@ -29,6 +29,8 @@ measured torque: a joint whose torque is unknown (NaN) has no estimate (NaN), an
 again from r = 0 when its torque comes back.
 """
 
+import math
+
 import numpy as np
 
 NONE, CONTACT, COLLISION, UNKNOWN = 0, 1, 2, 3
@@ -48,16 +50,16 @@ class MomentumObserver:
     """
 
     def __init__(self, gain):
-        self.gain = np.array(gain, dtype=float)
+        self.gain = [float(k) for k in gain]
         n = len(self.gain)
         self.residual = np.full(n, np.nan)    # r [N·m or N]; NaN: no estimate
-        self.predicted = np.zeros(n)          # s [N·m·s]
-        self.smooth = np.zeros(n)             # w = β + τ_f of the last update
+        self.predicted = [0.0] * n            # s [N·m·s]
+        self.smooth = [0.0] * n               # w = β + τ_f of the last update
         self.time = None                      # [s] of the last update; None: not started
 
     def reset(self):
         """Forget everything: the next update starts from r = 0."""
-        self.residual[:] = np.nan
+        self.residual = np.full(len(self.gain), np.nan)
         self.time = None
 
     def update(self, t, p, beta, tau_m, tau_f=0.0):
@@ -65,39 +67,38 @@ class MomentumObserver:
         motor torques τ_m (n,; NaN where unknown) and the modelled friction τ_f (n,, or 0).
         Returns the residual r (n,), NaN where τ_m is unknown. A first update, or one whose
         time is before the last, (re)starts from r = 0; one at the same time as the last
-        changes nothing."""
-        w = beta + tau_f
+        changes nothing. (Plain Python per joint: for a handful of joints cheaper than
+        NumPy's per-call overhead.)"""
         dt = None if self.time is None else t - self.time
         if dt == 0.0:                  # the same measurement again: nothing new
             return self.residual
         self.time = t
-        if dt is None or not dt > 0.0:
-            return self._restart(p, w, np.isfinite(tau_m))
-        restart = np.isnan(self.residual)         # joints without an estimate until now
-        K = self.gain
-        predicted = self.predicted + dt * (tau_m - 0.5 * (w + self.smooth))
-        r = K * (p - predicted) / (1.0 + K * dt)
-        self.predicted = predicted + dt * r
-        self.smooth, self.residual = w, r         # NaN where τ_m is unknown now
-        if restart.any():
-            self._restart(p, w, restart & np.isfinite(tau_m))
-        return self.residual
-
-    def _restart(self, p, w, joints):
-        """r = 0 and s = p for `joints` (mask); the others keep theirs (NaN: unknown)."""
-        self.predicted = np.where(joints, p, self.predicted)
+        restart = dt is None or not dt > 0.0
+        w = (beta + tau_f).tolist()
+        measured, momentum = tau_m.tolist(), p.tolist()
+        known = (self.residual == self.residual).tolist()   # False where r is NaN
+        predicted, smooth, r = self.predicted, self.smooth, [0.0] * len(w)
+        for i, k in enumerate(self.gain):
+            tau = measured[i]
+            if tau != tau:                                   # unknown: no estimate
+                r[i] = math.nan
+            elif restart or not known[i]:                    # (re)start: r = 0, s = p
+                predicted[i] = momentum[i]
+            else:
+                s_i = predicted[i] + dt * (tau - 0.5 * (w[i] + smooth[i]))
+                r[i] = k * (momentum[i] - s_i) / (1.0 + k * dt)
+                predicted[i] = s_i + dt * r[i]
         self.smooth = w
-        self.residual = np.where(joints, 0.0, self.residual)
+        self.residual = np.array(r)
         return self.residual
 
 
 def contact_levels(residual, contact, collision):
-    """Per-joint level (n,) uint8: COLLISION where |r| > collision, else CONTACT where
-    |r| > contact, else NONE; UNKNOWN where r is NaN. Thresholds (n,) [N·m or N]."""
-    magnitude = np.abs(residual)
-    levels = np.where(magnitude > collision, COLLISION,
-                      np.where(magnitude > contact, CONTACT, NONE))
-    return np.where(np.isnan(residual), UNKNOWN, levels).astype(np.uint8)
+    """Per-joint level (list of n ints): COLLISION where |r| > collision, else CONTACT where
+    |r| > contact, else NONE; UNKNOWN where r is NaN. residual (n,) array; thresholds: lists
+    of n floats [N·m or N]. Plain Python: cheaper than NumPy for a handful of joints."""
+    return [UNKNOWN if r != r else COLLISION if abs(r) > high else CONTACT if abs(r) > low
+            else NONE for r, low, high in zip(residual.tolist(), contact, collision)]
 
 
 def external_wrench(J, tau_ext, damping):

@@ -471,11 +471,11 @@ class DynamicsNode(Node):
             s, msg = self.controller.settings, self.out_contact
             levels = external.levels
             msg.header.stamp = stamp
-            msg.levels = levels.tobytes()
-            msg.residuals = np.where(np.isnan(tau), 0.0, tau)
+            msg.levels = bytes(levels)
+            msg.residuals = tau if known else np.where(np.isnan(tau), 0.0, tau)
             msg.contact_thresholds = s.contact_threshold
             msg.collision_thresholds = s.collision_threshold
-            msg.level = int(levels[levels != UNKNOWN].max(initial=0))
+            msg.level = max((level for level in levels if level != UNKNOWN), default=0)
             self.pub_contact.publish(msg)
 
     def _computation_failed(self, exc, what="dynamics"):
