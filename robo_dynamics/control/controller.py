@@ -42,7 +42,7 @@ import numpy as np
 from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
 from .limits import clamp_effort
-from .momentum_observer import COLLISION, MomentumObserver, contact_levels
+from .momentum_observer import COLLISION, UNKNOWN, MomentumObserver, contact_levels
 from .rate_limit import TorqueRateLimiter
 from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
 
@@ -271,9 +271,14 @@ class Controller:
         s, solver, observer = self.settings, self.solver, self.observer
         if observer.time is not None and t - observer.time > s.stale_timeout:
             observer.reset()           # a gap: the momentum balance does not span it
+        measured = self.measured_torque()
+        if np.isnan(measured).all():   # no efforts at all (many drivers): nothing to do
+            observer.reset()
+            return External(np.full(len(measured), np.nan), [UNKNOWN] * len(measured)), \
+                NO_EVENTS
         p = solver.inverse_dynamics_unchecked(q, self.zero, qd) - g     # M q̇ = RNEA(q, 0, q̇) − g
         beta = g - solver.coriolis_matrix_unchecked(q, qd).T @ qd
-        r = observer.update(t, p, beta, self.measured_torque(), friction)
+        r = observer.update(t, p, beta, measured, friction)
         levels = contact_levels(r, *self.thresholds)
         colliding = COLLISION in levels
         events = NO_EVENTS

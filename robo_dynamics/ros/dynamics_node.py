@@ -455,7 +455,7 @@ class DynamicsNode(Node):
         if subscribed[self.pub_external]:
             if known:
                 self.out_external.publish(self.pub_external, tau, stamp)
-            else:
+            elif not np.isnan(tau).all():
                 have = np.flatnonzero(~np.isnan(tau))
                 self.pub_external.publish(JointState(
                     header=Header(stamp=stamp),
