@@ -290,3 +290,12 @@ def test_at_a_singular_pose_the_damped_wrench_is_finite_and_explains_what_it_can
         assert np.linalg.norm(F) <= np.linalg.norm(J @ tau) / damping ** 2
     # what the joints feel is explained as the damping goes to zero (τ is in Jᵀ's range)
     assert np.abs(J.T @ F - tau).max() <= 1e-3 * np.abs(tau).max()
+
+
+def test_without_any_effort_there_is_no_estimate_and_no_alarm():
+    """Joint states without efforts (many drivers): every joint UNKNOWN, never a number."""
+    ctrl = controller(collision_reaction="hold")
+    for k in range(5):
+        cycle = ctrl.step(NAMES, Q0.tolist(), [0.0] * N, [], k * H, k * H)
+    assert np.isnan(cycle.external.torque).all()
+    assert list(cycle.external.levels) == [UNKNOWN] * N and ctrl.mode == GRAVITY
