@@ -272,7 +272,7 @@ class Controller:
         if observer.time is not None and t - observer.time > s.stale_timeout:
             observer.reset()           # a gap: the momentum balance does not span it
         measured = self.measured_torque()
-        if np.isnan(measured).all():   # no efforts at all (many drivers): nothing to do
+        if all(x != x for x in measured.tolist()):   # no efforts (many drivers): nothing to do
             observer.reset()
             return External(np.full(len(measured), np.nan), [UNKNOWN] * len(measured)), \
                 NO_EVENTS

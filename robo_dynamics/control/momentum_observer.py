@@ -56,11 +56,13 @@ class MomentumObserver:
         self.predicted = [0.0] * n            # s [N·m·s]
         self.smooth = [0.0] * n               # w = β + τ_f of the last update
         self.time = None                      # [s] of the last update; None: not started
+        self.known = [False] * n              # per joint: has an estimate
 
     def reset(self):
         """Forget everything: the next update starts from r = 0."""
         self.residual = np.full(len(self.gain), np.nan)
         self.time = None
+        self.known = [False] * len(self.gain)
 
     def update(self, t, p, beta, tau_m, tau_f=0.0):
         """One state at time t [s]: momentum p = M q̇ (n,), β = g − Cᵀ q̇ (n,), the measured
@@ -76,14 +78,16 @@ class MomentumObserver:
         restart = dt is None or not dt > 0.0
         w = (beta + tau_f).tolist()
         measured, momentum = tau_m.tolist(), p.tolist()
-        known = (self.residual == self.residual).tolist()   # False where r is NaN
-        predicted, smooth, r = self.predicted, self.smooth, [0.0] * len(w)
+        known, predicted, smooth = self.known, self.predicted, self.smooth
+        r = [0.0] * len(w)
         for i, k in enumerate(self.gain):
             tau = measured[i]
             if tau != tau:                                   # unknown: no estimate
                 r[i] = math.nan
+                known[i] = False
             elif restart or not known[i]:                    # (re)start: r = 0, s = p
                 predicted[i] = momentum[i]
+                known[i] = True
             else:
                 s_i = predicted[i] + dt * (tau - 0.5 * (w[i] + smooth[i]))
                 r[i] = k * (momentum[i] - s_i) / (1.0 + k * dt)
