@@ -17,7 +17,7 @@ from robo_dynamics.control.momentum_observer import (COLLISION, CONTACT, DEFAULT
                                                      external_wrench)
 from robo_dynamics.control.trajectory import SetPoint
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
-from conftest import SHIPPED
+from conftest import SHIPPED, random_states
 
 ROBOT = rd.load_robot(SHIPPED / "rd_ur5e.urdf")
 NAMES = list(ROBOT.joint_names)
@@ -299,3 +299,19 @@ def test_without_any_effort_there_is_no_estimate_and_no_alarm():
         cycle = ctrl.step(NAMES, Q0.tolist(), [0.0] * N, [], k * H, k * H)
     assert np.isnan(cycle.external.torque).all()
     assert list(cycle.external.levels) == [UNKNOWN] * N and ctrl.mode == GRAVITY
+
+
+
+# -- the momentum terms -------------------------------------------------------------------------
+def test_momentum_terms_equal_pinocchios_m_qd_and_coriolis_transpose_qd(solvers):
+    """p = M q̇ and Cᵀ q̇ of both backends (the in-house one generated, O(n): Cᵀ q̇ = ∂T/∂q,
+    algorithms/momentum_codegen.py) against Pinocchio's crba and computeCoriolisMatrix, on
+    every test arm (mimic chains included)."""
+    ours, reference = solvers
+    for q, qd in zip(*random_states(ours.model, 8, seed=3)[:2]):
+        M, C = reference.mass_matrix(q), reference.coriolis_matrix(q, qd)
+        for solver in (ours, reference):
+            p, coriolis_t = solver.momentum_terms(q, qd)
+            np.testing.assert_allclose(p, M @ qd, rtol=0, atol=1e-9 * max(1.0, np.abs(M).max()))
+            np.testing.assert_allclose(coriolis_t, C.T @ qd, rtol=0,
+                                       atol=1e-9 * max(1.0, np.abs(C).max()))

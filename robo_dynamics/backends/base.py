@@ -65,6 +65,12 @@ class DynamicsSolver(abc.ABC):
         q, qd = self._state(q=q, qd=qd)
         return self._coriolis_matrix(q, qd)
 
+    def momentum_terms(self, q, qd):
+        """(p, Cᵀ q̇), each (n,): the generalized momentum p = M(q) q̇ [N·m·s] and Cᵀ(q, q̇) q̇
+        [N·m] (Christoffel C), what a momentum observer needs."""
+        q, qd = self._state(q=q, qd=qd)
+        return self._momentum_terms(q, qd)
+
     def forward_dynamics(self, q, qd, tau):
         """q̈ (n,) solving M q̈ = τ − b (no explicit inverse)."""
         q, qd, tau = self._state(q=q, qd=qd, tau=tau)
@@ -174,6 +180,16 @@ class DynamicsSolver(abc.ABC):
     def coriolis_matrix_unchecked(self, q, qd):
         """C(q, q̇) (n, n), Christoffel form, arguments not checked."""
         return self._coriolis_matrix(q, qd)
+
+    def momentum_terms_unchecked(self, q, qd):
+        """(p = M q̇, Cᵀ q̇), arguments not checked."""
+        return self._momentum_terms(q, qd)
+
+    # -- defaults a backend may replace with something faster ------------------------------
+    def _momentum_terms(self, q, qd):
+        """M q̇ = RNEA(q, 0, q̇) − g (one recursion instead of M) and Cᵀ q̇ from C."""
+        p = self._rnea(q, np.zeros_like(q), qd, None) - self._gravity(q)
+        return p, self._coriolis_matrix(q, qd).T @ qd
 
     # -- argument checks -------------------------------------------------------------------
     def _state(self, **arrays):

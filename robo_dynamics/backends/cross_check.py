@@ -15,6 +15,7 @@ EVALUATE = {
     "coriolis_qd": lambda s, q, qd, qdd, tau: s.bias(q, qd) - s.gravity(q),
     "mass_matrix": lambda s, q, qd, qdd, tau: s.mass_matrix(q),
     "coriolis_matrix": lambda s, q, qd, qdd, tau: s.coriolis_matrix(q, qd),
+    "momentum_terms": lambda s, q, qd, qdd, tau: np.concatenate(s.momentum_terms(q, qd)),
     "forward_dynamics": lambda s, q, qd, qdd, tau: s.forward_dynamics(q, qd, tau),
     "jacobian": lambda s, q, qd, qdd, tau: s.jacobian(q),
     "jacobian_dot_qd": lambda s, q, qd, qdd, tau: s.jacobian_dot_qd(q, qd),

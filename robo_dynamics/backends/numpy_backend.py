@@ -4,8 +4,8 @@ import functools
 
 import numpy as np
 
-from ..algorithms import (crba_codegen, derivatives_codegen, jacobian,
-                          jacobian_codegen, rnea, rnea_codegen, small_linalg)
+from ..algorithms import (crba_codegen, derivatives_codegen, jacobian, jacobian_codegen,
+                          momentum_codegen, rnea, rnea_codegen, small_linalg)
 from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED
 from ..spatial.rotations import cross
 from .base import DynamicsSolver
@@ -15,7 +15,8 @@ class NumpySolver(DynamicsSolver):
     """Recursive Newton–Euler, CRBA and friends in plain Python and NumPy (backend "rnea").
 
     Inverse dynamics, gravity, bias, the mass matrix, the tip Jacobian and J̇ q̇ and the
-    derivatives of inverse dynamics and the Coriolis matrix use the algorithms compiled for
+    derivatives of inverse dynamics, the Coriolis matrix and the momentum terms M q̇, Cᵀ q̇
+    use the algorithms compiled for
     this arm (the `*_codegen` modules of robo_dynamics.algorithms, each built on first use;
     batches run the same code on arrays). A tip wrench and the Jacobian in other frames for
     a batch use the vectorised algorithms.
@@ -51,6 +52,10 @@ class NumpySolver(DynamicsSolver):
     @functools.cached_property
     def _coriolis_code(self):
         return derivatives_codegen.compile_coriolis_matrix(self.model)
+
+    @functools.cached_property
+    def _momentum_code(self):
+        return momentum_codegen.compile_momentum_terms(self.model)
 
     @functools.cached_property
     def _derivatives_code(self):
@@ -101,6 +106,11 @@ class NumpySolver(DynamicsSolver):
     def _coriolis_matrix(self, q, qd):
         n = len(q)
         return np.array(self._coriolis_code(q.tolist(), qd.tolist())).reshape(n, n)
+
+    def _momentum_terms(self, q, qd):
+        values = np.array(self._momentum_code(q.tolist(), qd.tolist()))
+        n = len(q)
+        return values[:n], values[n:]
 
     def _forward_dynamics(self, q, qd, tau):
         return np.linalg.solve(self._mass_matrix(q), tau - self._bias(q, qd))

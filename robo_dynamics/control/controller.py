@@ -128,7 +128,6 @@ class Controller:
         self.hold_kind = ""            # the event kind that caused the hold
         self.observer = self._observer(settings)
         self.thresholds = _thresholds(settings)
-        self.zero = np.zeros(model.dof)
         self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
         self.running = False           # a command stream is going (False: next one ramps)
@@ -276,8 +275,8 @@ class Controller:
             observer.reset()
             return External(np.full(len(measured), np.nan), [UNKNOWN] * len(measured)), \
                 NO_EVENTS
-        p = solver.inverse_dynamics_unchecked(q, self.zero, qd) - g     # M q̇ = RNEA(q, 0, q̇) − g
-        beta = g - solver.coriolis_matrix_unchecked(q, qd).T @ qd
+        p, coriolis_t = solver.momentum_terms_unchecked(q, qd)         # M q̇, Cᵀ q̇
+        beta = g - coriolis_t
         r = observer.update(t, p, beta, measured, friction)
         levels = contact_levels(r, *self.thresholds)
         colliding = COLLISION in levels

@@ -75,7 +75,7 @@ from .joint_state_thread import JointStateThread
 from .spin import run
 
 CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "jacobian",
-                 "operational_space_inertia")
+                 "operational_space_inertia", "momentum_terms")
 CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
