@@ -2,7 +2,7 @@
 effort commands → sim_arm, seven phases, each with fresh processes.
 
     python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
-                                     [--output PNG]
+                                     [--free-running] [--output PNG]
 
 The plant is MuJoCo by default (sim_arm's engine mujoco): an engine that shares no code with
 the node, reading the same URDF, with what a real arm has and the URDF does not — rotor
@@ -30,6 +30,11 @@ observer, default thresholds): the phases without a push must show no contact.
 Each phase ends with a verdict against what it must show (drift, tracking within
 TRACKING_BOUND without a fault, no contact, or the safe hold; the push detected within
 3/K_O + one period); the exit status is 1 if one does not.
+The loop runs in lockstep: sim_arm advances one period only once the node's command for
+the last state has arrived, and the node and the demo run on its simulated time (/clock,
+use_sim_time), so a loaded machine makes the demo slower, never different. With
+--free-running the simulation follows the wall clock as a real arm does (the result then
+depends on the machine keeping up with --rate).
 Prints the node's events, a table and writes a plot. Everything runs on the loopback in a
 ROS domain of its own; the processes it starts are stopped when it ends, also on Ctrl-C.
 """
@@ -101,7 +106,7 @@ PHASES = [Phase("gravity compensation", False),
                 push=True)]
 
 
-def start_processes(urdf, phase, rate, engine):
+def start_processes(urdf, phase, rate, engine, lockstep):
     common = ["--ros-args", "--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
     sim = [sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
            "-p", f"initial_positions:={Q0.tolist()}", "-p", f"publish_rate:={rate}",
@@ -111,9 +116,11 @@ def start_processes(urdf, phase, rate, engine):
            "-r", "effort_commands:=/dynamics_node/commands"]
     if engine == "mujoco":
         sim += ["-p", f"armature:={ARMATURE}"]
+    if lockstep:       # the simulation's time on /clock drives the node's; a loaded machine
+        sim += ["-p", "lockstep:=true", "-p", "lockstep_timeout:=1.0"]   # may take long
     payload = ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]
     node = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
-            "-p", "marker_rate:=0.0"]
+            "-p", "marker_rate:=0.0", "-p", f"use_sim_time:={str(lockstep).lower()}"]
     if phase.payload_kg:
         sim += payload
     if phase.declared:
@@ -158,8 +165,9 @@ def trajectory_from(names, q_measured, now, duration):
     return msg
 
 
-def run_phase(phase, urdf, rate, duration, progress, engine):
+def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
     import rclpy
+    from rclpy.parameter import Parameter
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from geometry_msgs.msg import WrenchStamped
@@ -177,7 +185,12 @@ def run_phase(phase, urdf, rate, duration, progress, engine):
             return np.full(len(names), np.nan)
         index = {name: i for i, name in enumerate(msg.name)}
         return np.array([values[index[name]] for name in names])
-    node = rclpy.create_node("demo_recorder")
+    node = rclpy.create_node("demo_recorder", parameter_overrides=[
+        Parameter("use_sim_time", value=lockstep)])
+
+    def clock():
+        """The node's (lockstep: the simulation's) time [s]."""
+        return node.get_clock().now().nanoseconds * 1e-9
     log = []          # (stamp [s], q, applied effort)
     seen = {"commands": 0}
     node.create_subscription(
@@ -197,16 +210,16 @@ def run_phase(phase, urdf, rate, duration, progress, engine):
     node.create_subscription(JointState, "/sim_arm/external_joint_torques",
                              lambda m: truth.append((stamp(m), in_order(m, m.effort))), 1000)
     push_pub = node.create_publisher(WrenchStamped, "/sim_arm/external_wrench", 10)
-    events = []       # (receipt time [s], ControllerEvent)
+    events = []       # (the node's clock when it happened [s], ControllerEvent)
     node.create_subscription(
         ControllerEvent, "/dynamics_node/events",
-        lambda m: events.append((node.get_clock().now().nanoseconds * 1e-9, m)),
+        lambda m: events.append((stamp(m), m)),
         QoSProfile(depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL))
     trajectory_pub = node.create_publisher(JointTrajectory, "/dynamics_node/desired_trajectory",
                                            10)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    processes = start_processes(urdf, phase, rate, engine)
+    processes = start_processes(urdf, phase, rate, engine, lockstep)
 
     def spin_until(condition, what):
         deadline = time.monotonic() + 30.0
@@ -219,7 +232,7 @@ def run_phase(phase, urdf, rate, duration, progress, engine):
         # a second of steady commands first: the processes are then past discovery
         spin_until(lambda: log and seen["commands"] >= rate, "the nodes did not start")
         for _ in range(3):
-            now = node.get_clock().now().nanoseconds * 1e-9
+            now = clock()
             start = now + LEAD_IN
             if not phase.track:
                 break
@@ -234,16 +247,18 @@ def run_phase(phase, urdf, rate, duration, progress, engine):
             spin_until(lambda: seen["commands"] >= target, "the commands stopped")
         log.clear()
         contact.clear()
-        end = time.monotonic() + LEAD_IN + duration
-        shown = -1
+        begin = clock()
         push_at = LEAD_IN + 0.3 * duration if phase.push else None   # s after start
         pushes = [] if push_at is None else [(push_at, PUSH_FORCE),
                                              (push_at + PUSH_SECONDS, 0.0)]
-        while time.monotonic() < end:
+        shown, deadline = -1, time.monotonic() + 30.0 + 20.0 * (LEAD_IN + duration)
+        while clock() < begin + LEAD_IN + duration:
             executor.spin_once(timeout_sec=0.01)
-            if pushes and node.get_clock().now().nanoseconds * 1e-9 >= start + pushes[0][0]:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
+                raise RuntimeError(f"phase '{phase.name}': the loop stalled")
+            if pushes and clock() >= start + pushes[0][0]:
                 push_pub.publish(forearm_push(robot, pushes.pop(0)[1]))
-            elapsed = int(time.monotonic() - (end - LEAD_IN - duration))
+            elapsed = int(clock() - begin)
             if elapsed != shown:
                 shown = elapsed
                 progress(f"  {phase.name}: {elapsed:2d}/{int(LEAD_IN + duration)} s, "
@@ -422,6 +437,9 @@ def main(argv=None):
                              "three processes on two cores)")
     parser.add_argument("--engine", choices=("mujoco", "internal"), default="mujoco",
                         help="sim_arm's engine (default: MuJoCo, independent of the node)")
+    parser.add_argument("--free-running", action="store_true",
+                        help="sim_arm follows the wall clock instead of the node's commands "
+                             "(lockstep); the result then depends on the machine's load")
     parser.add_argument("--output", default="demo_output/closed_loop.png", help="plot path")
     args = parser.parse_args(argv)
     isolate()
@@ -429,8 +447,9 @@ def main(argv=None):
     from .. import load_robot
     urdf = urdf_path()
     robot = load_robot(urdf)
-    print(f"closed loop on '{robot.name}' ({urdf}): sim_arm at {args.rate:.0f} Hz, "
-          f"dynamics_node (pinocchio, cross-checked by rnea), {args.duration:.0f} s per phase; "
+    print(f"closed loop on '{robot.name}' ({urdf}): sim_arm at {args.rate:.0f} Hz "
+          + ("(free-running), " if args.free_running else "(lockstep, simulated time), ")
+          + f"dynamics_node (pinocchio, cross-checked by rnea), {args.duration:.0f} s per phase; "
           f"ROS domain {os.environ['ROS_DOMAIN_ID']}, loopback only")
     print(f"plant: sim_arm engine {args.engine}"
           + (" (MuJoCo: shares no code with the node)" if args.engine == "mujoco" else
@@ -447,7 +466,8 @@ def main(argv=None):
             print(f"phase: {phase.name}", flush=True)
             t, q, tau, events, observed = run_phase(
                 phase, urdf, args.rate, args.duration,
-                lambda text: print(text, end="\r", flush=True), args.engine)
+                lambda text: print(text, end="\r", flush=True), args.engine,
+                not args.free_running)
             print()
             for at, event in events:
                 print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")

@@ -812,10 +812,12 @@ class DynamicsNode(Node):
         """The node's clock in seconds. Without simulated time that is the system clock
         (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() is slower
         (BENCHMARKS.md, "Design measurements"). Whether /clock drives the clock is re-read
-        with the subscriber counts (every REFRESH s)."""
+        with the subscriber counts (every REFRESH s). With /clock, the joint-state thread's
+        clock: it has taken the /clock message sent before the state (joint_state_thread.py)."""
         if self._system_time:
             return time.time()
-        return self.get_clock().now().nanoseconds * 1e-9
+        clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
+        return clock.now().nanoseconds * 1e-9
 
 
 

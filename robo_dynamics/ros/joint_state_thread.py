@@ -9,7 +9,10 @@ namespace, no parameters, no services), spun in a daemon thread; the main node's
 serves everything else. The owner serialises the two threads' callbacks with a lock.
 
 The helper subscribes to the name the main node resolves (its remappings included) and
-ignores the global command-line arguments, so nothing is remapped twice.
+ignores the global command-line arguments, so nothing is remapped twice. It takes the owner's
+use_sim_time: its `clock` then follows /clock on this thread, and a /clock message is taken
+before a joint state that arrived with it (its subscription is the older one), so a state
+stamped by a simulation is never handled on the clock of the step before.
 
 With `priority` > 0 the thread asks for SCHED_FIFO at that priority before it spins, the
 real-time setting ros2_control's controller_manager gives its update loop: the callback is
@@ -30,14 +33,17 @@ from rclpy.parameter import Parameter
 class JointStateThread:
     """Subscribe `callback` to `topic` (resolved by `owner`) with `msg_type` and `qos` (a
     QoSProfile or a depth); spin at SCHED_FIFO `priority` (1–99) or, with 0, on the normal
-    scheduler."""
+    scheduler. `clock`: the helper node's clock (the owner's time source)."""
 
     def __init__(self, owner, msg_type, topic, callback, qos, priority=0):
         self.node = Node(f"{owner.get_name()}_joint_states", namespace=owner.get_namespace(),
                          context=owner.context, use_global_arguments=False,
                          start_parameter_services=False,
-                         parameter_overrides=[Parameter("start_type_description_service",
-                                                        value=False)])
+                         parameter_overrides=[
+                             Parameter("start_type_description_service", value=False),
+                             Parameter("use_sim_time",
+                                       value=owner.get_parameter("use_sim_time").value)])
+        self.clock = self.node.get_clock()
         self.topic = owner.resolve_topic_name(topic)
         self.subscription = self.node.create_subscription(msg_type, self.topic, callback, qos)
         self.executor = SingleThreadedExecutor(context=owner.context)

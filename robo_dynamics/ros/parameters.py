@@ -174,6 +174,14 @@ SIM_ARM = {
                          "real time.", READ_ONLY),
     "command_timeout": Spec(0.05, DOUBLE, "A command older than this [s] engages the brakes "
                             "(zero torque without brakes).", READ_ONLY),
+    "lockstep": Spec(False, BOOL, "Advance by one publish period only after an effort command "
+                     "has arrived for the last joint_states (or lockstep_timeout of wall time "
+                     "has passed: then with the command held), and publish simulated time on "
+                     "/clock (run the other nodes with use_sim_time): a closed loop that does "
+                     "not depend on the machine's load, never faster than real time. False: "
+                     "simulated time follows the clock.", READ_ONLY),
+    "lockstep_timeout": Spec(0.05, DOUBLE, "With lockstep: wall time [s] to wait for the "
+                             "command before advancing without it.", READ_ONLY),
     "friction": Spec(False, BOOL, "Apply joint friction: the URDF's <dynamics damping "
                      "friction>, or joint_damping / joint_friction when set.", READ_ONLY),
     "joint_damping": Spec(None, DOUBLES, "Viscous joint friction of the simulated arm "
@@ -210,6 +218,7 @@ RANGES = {
     "time_step": lambda v: 0.0 < v <= 0.1,
     "publish_rate": lambda v: 0.0 < v <= 10_000.0,
     "command_timeout": lambda v: 0.0 < v < math.inf,
+    "lockstep_timeout": lambda v: 0.0 < v < math.inf,
     "wrench_damping": lambda v: 0.0 <= v < math.inf,
     "effort_noise": lambda v: 0.0 <= v < math.inf,
 }

@@ -19,13 +19,20 @@ torque at the link's origin in its axes) acts on the arm until replaced (a zero 
 it); it is not in the measured efforts, as on a real arm. Its joint torques (the truth an
 external-torque estimate is judged against) are published on ~/external_joint_torques
 (JointState) with each state while a wrench acts, and once more (zeros) when it ends.
+With lockstep, simulated time no longer follows the clock: it advances by one publish
+period once a command has arrived after the last joint_states (or after lockstep_timeout
+of wall time, with the command held), at most publish_rate times a second, and goes out on
+/clock just before the state; nodes with use_sim_time run on it. The loop then does what it
+would do on an unloaded machine however loaded this one is, only slower.
 """
 
 import sys
+import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -76,7 +83,15 @@ class SimArmNode(Node):
         self.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
         self.start = None          # clock time [s] at which simulated time was 0
         self.epoch = None          # the same, never shifted: the stamps' origin
-        self.create_timer(1.0 / p["publish_rate"], self._tick)
+        self.lockstep = p["lockstep"]
+        self.lockstep_timeout = p["lockstep_timeout"]
+        self.period = 1.0 / p["publish_rate"]     # [s]
+        self.steps_per_period = max(1, round(self.period / self.arm.h))
+        self.awaiting = False      # lockstep: no command yet for the last state published
+        self.published_at = 0.0    # lockstep: time.monotonic() of the last state [s]
+        if self.lockstep:
+            self.pub_clock = self.create_publisher(Clock, "/clock", 10)
+        self.create_timer(self.period, self._lockstep_tick if self.lockstep else self._tick)
         self.get_logger().info(
             f"simulating {model.name} on engine {p['engine']} ({model.dof} joints, "
             f"{p['integrator']}, h = "
@@ -120,6 +135,10 @@ class SimArmNode(Node):
         tau = np.zeros(self.model.dof)                 # joints not commanded get zero
         tau[self.command_index] = data
         self.arm.set_command(tau)
+        if self.awaiting:
+            self.awaiting = False
+            if time.monotonic() - self.published_at >= self.period:
+                self._lockstep_advance()     # due already: not waiting for the timer
 
     def _on_wrench(self, msg):
         f, m = msg.wrench.force, msg.wrench.torque
@@ -151,11 +170,37 @@ class SimArmNode(Node):
             applied = self.arm.step()
         if steps > MAX_CATCH_UP:             # fell behind: let simulated time slip
             self.start += (steps - MAX_CATCH_UP) * self.arm.h
+        self._publish(applied, self._stamp(now.clock_type))
+
+    def _lockstep_tick(self):
+        """Advance unless the command for the last state is still on its way (for less
+        than lockstep_timeout)."""
+        if not self.awaiting or time.monotonic() - self.published_at >= self.lockstep_timeout:
+            self._lockstep_advance()
+
+    def _lockstep_advance(self):
+        """One publish period on; /clock, then the state."""
+        if self.epoch is None:
+            self.epoch = self.get_clock().now().nanoseconds * 1e-9
+        applied = self.arm.applied_torque()
+        for _ in range(self.steps_per_period):
+            applied = self.arm.step()
+        stamp = self._stamp(self.get_clock().clock_type)
+        self.pub_clock.publish(Clock(clock=stamp))
+        self._publish(applied, stamp)
+        self.awaiting, self.published_at = True, time.monotonic()
+
+    def _stamp(self, clock_type):
+        """The simulated time now on the clock's time at start-up (builtin Time)."""
+        return Time(nanoseconds=round((self.epoch + self.arm.t) * 1e9),
+                    clock_type=clock_type).to_msg()
+
+    def _publish(self, applied, stamp):
+        """joint_states (and the push's joint torques) of the state now, stamped `stamp`;
+        applied: the motor torques over the last step."""
         effort = self.arm.measured_effort() if self.arm.braked else applied
         if self.noise > 0.0:
             effort = effort + self.rng.normal(0.0, self.noise, len(effort))
-        stamp = Time(nanoseconds=round((self.epoch + self.arm.t) * 1e9),
-                     clock_type=now.clock_type).to_msg()
         msg = JointState(name=self.names, position=self.arm.q.tolist(),
                          velocity=self.arm.v.tolist(), effort=effort.tolist())
         msg.header.stamp = stamp
