@@ -10,6 +10,7 @@ from std_msgs.msg import Float64MultiArray
 import robo_dynamics as rd
 from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics.ros.sim_arm_node import SimArmNode
+from robo_dynamics.simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from conftest import SHIPPED
 from ros_harness import Loop, overrides
 
@@ -62,6 +63,61 @@ def test_brakes_hold_until_commands_and_again_after_the_timeout(engine):
         assert list(states[-1].name) == list(sim.model.joint_names)
     finally:
         loop.close()
+
+
+def test_lockstep_is_the_sampled_data_loop_whatever_the_timing(engine):
+    """With lockstep each command acts over exactly the period after the state it answers
+    (no period lost, repeated or shared, however late it comes) and /clock carries each
+    state's time before the state: the loop over ROS equals the same loop run on the
+    library's SimulatedArm directly, to the last bit."""
+    period = 1.0 / 250.0
+    sim = make_sim(lockstep=True, lockstep_timeout=60.0, publish_rate=250.0, engine=engine,
+                   command_timeout=1.0)
+    loop = Loop(sim)
+    peer = loop.add(rclpy.create_node("peer"))
+    commands = peer.create_publisher(Float64MultiArray, "/effort_commands", 10)
+    offset = np.array([2.0, 2.0, 1.0, 0.01, 0.005, 0.001])     # N·m: the arm moves
+
+    def law(q, v):
+        return REF.gravity(q) + offset
+
+    states, clock = [], []
+
+    def answer(msg):
+        states.append(msg)
+        if len(states) <= 40:
+            commands.publish(Float64MultiArray(data=law(np.array(msg.position),
+                                                        np.array(msg.velocity)).tolist()))
+    from rosgraph_msgs.msg import Clock
+    peer.create_subscription(Clock, "/clock", lambda m: clock.append(nanoseconds(m.clock)), 100)
+    peer.create_subscription(JointState, "/joint_states", answer, 100)
+    try:       # 41 states, and the clock up to the last one's time
+        assert loop.spin_until(lambda: len(states) >= 41 and clock and
+                               clock[-1] >= nanoseconds(states[40].header.stamp), timeout=60.0)
+    finally:
+        loop.close()
+    if engine == "internal":
+        plant = IntegratedPlant(rd.make_solver(sim.model, "pinocchio"), "rk4", 1e-3)
+    else:
+        from robo_dynamics.simulation.mujoco_plant import MujocoPlant
+        plant = MujocoPlant(sim.model, "rk4", 1e-3)
+    arm = SimulatedArm(plant, np.array(Q0), command_timeout=1.0, brakes=True)
+    stamps = [nanoseconds(m.header.stamp) for m in states[:41]]
+    for k, msg in enumerate(states[:41]):
+        for _ in range(4):                          # 4 steps of 1 ms per period
+            arm.step()
+        assert np.array_equal(arm.q, msg.position) and np.array_equal(arm.v, msg.velocity), k
+        arm.set_command(law(arm.q, arm.v))
+        assert stamps[k] - stamps[0] == round(k * period * 1e9)      # [ns]
+    assert np.max(np.abs(arm.q - Q0)) > 1e-3                    # it did move
+    # every state's time went out on /clock (those the peer heard: it may join late)
+    heard = [t for t in stamps if t >= clock[0]]
+    assert len(heard) > 30 and set(heard) <= set(clock)
+
+
+def nanoseconds(stamp):
+    """A builtin_interfaces Time in integer nanoseconds."""
+    return stamp.sec * 10 ** 9 + stamp.nanosec
 
 
 def test_command_order_follows_command_joints():

@@ -82,7 +82,7 @@ class SimArmNode(Node):
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
         self.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
         self.start = None          # clock time [s] at which simulated time was 0
-        self.epoch = None          # the same, never shifted: the stamps' origin
+        self.epoch = None          # the same [ns], never shifted: the stamps' origin
         self.lockstep = p["lockstep"]
         self.lockstep_timeout = p["lockstep_timeout"]
         self.period = 1.0 / p["publish_rate"]     # [s]
@@ -161,7 +161,7 @@ class SimArmNode(Node):
         now = self.get_clock().now()
         seconds = now.nanoseconds * 1e-9
         if self.start is None:
-            self.start = self.epoch = seconds
+            self.start, self.epoch = seconds, now.nanoseconds
         steps = int((seconds - self.start - self.arm.t) / self.arm.h + 0.5)
         if steps <= 0:
             return                           # nothing new to measure yet
@@ -181,7 +181,7 @@ class SimArmNode(Node):
     def _lockstep_advance(self):
         """One publish period on; /clock, then the state."""
         if self.epoch is None:
-            self.epoch = self.get_clock().now().nanoseconds * 1e-9
+            self.epoch = self.get_clock().now().nanoseconds
         applied = self.arm.applied_torque()
         for _ in range(self.steps_per_period):
             applied = self.arm.step()
@@ -192,7 +192,7 @@ class SimArmNode(Node):
 
     def _stamp(self, clock_type):
         """The simulated time now on the clock's time at start-up (builtin Time)."""
-        return Time(nanoseconds=round((self.epoch + self.arm.t) * 1e9),
+        return Time(nanoseconds=self.epoch + round(self.arm.t * 1e9),
                     clock_type=clock_type).to_msg()
 
     def _publish(self, applied, stamp):
