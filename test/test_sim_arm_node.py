@@ -81,19 +81,27 @@ def test_lockstep_is_the_sampled_data_loop_whatever_the_timing(engine):
     def law(q, v):
         return REF.gravity(q) + offset
 
-    states, clock = [], []
+    states, clock, pending = [], [], []      # pending: [command, spins since its state]
 
     def answer(msg):
         states.append(msg)
         if len(states) <= 40:
-            commands.publish(Float64MultiArray(data=law(np.array(msg.position),
-                                                        np.array(msg.velocity)).tolist()))
+            pending.append([law(np.array(msg.position), np.array(msg.velocity)), 0])
+
+    def reply_late():
+        """Send the answer only after five more spins of the loop, in which sim_arm's
+        timer fires (each spin runs a callback or waits 10 ms, its period being 4 ms)."""
+        if pending:
+            pending[0][1] += 1
+            if pending[0][1] > 5:
+                commands.publish(Float64MultiArray(data=pending.pop()[0].tolist()))
     from rosgraph_msgs.msg import Clock
     peer.create_subscription(Clock, "/clock", lambda m: clock.append(nanoseconds(m.clock)), 100)
     peer.create_subscription(JointState, "/joint_states", answer, 100)
     try:       # 41 states, and the clock up to the last one's time
         assert loop.spin_until(lambda: len(states) >= 41 and clock and
-                               clock[-1] >= nanoseconds(states[40].header.stamp), timeout=60.0)
+                               clock[-1] >= nanoseconds(states[40].header.stamp),
+                               timeout=60.0, action=reply_late)
     finally:
         loop.close()
     if engine == "internal":
