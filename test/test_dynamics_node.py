@@ -390,10 +390,11 @@ def test_simulated_time_drives_staleness_and_the_node_clock(harness):
     from rosgraph_msgs.msg import Clock
     clock = harness.peer.create_publisher(Clock, "/clock", 10)
 
-    def tick(seconds):
+    def tick(seconds):       # both the node's clock and the joint-state thread's (its _now)
         clock.publish(Clock(clock=Time(seconds=seconds).to_msg()))
         ns = Time(seconds=seconds).nanoseconds
-        assert harness.spin_until(lambda: harness.node.get_clock().now().nanoseconds == ns)
+        assert harness.spin_until(lambda: harness.node.get_clock().now().nanoseconds == ns and
+                                  abs(harness.node._now() - seconds) < 1e-9)
     tick(1000.0)
     harness.stream("gravity")
     harness.spin_until(lambda: harness.node._system_time is False and
@@ -402,6 +403,20 @@ def test_simulated_time_drives_staleness_and_the_node_clock(harness):
     timeout = harness.node.get_parameter("stale_timeout").value
     tick(1000.0 + 10 * timeout)                       # simulated time jumps; no new state
     assert harness.node.controller.merger.age(harness.node._now()) == pytest.approx(10 * timeout)
+
+
+@pytest.mark.parametrize("harness", [{"use_sim_time": True}], indirect=True)
+def test_a_state_is_handled_on_the_clock_sent_before_it(harness):
+    """A simulation in lockstep sends /clock, then the state of that time: the node handles
+    each state at that time, not the step before (the joint-state thread takes /clock)."""
+    from rosgraph_msgs.msg import Clock
+    clock = harness.peer.create_publisher(Clock, "/clock", 10)
+    assert harness.spin_until(lambda: harness.node.count_subscribers("/clock") >= 2)
+    for k in range(1, 101):
+        t = 1000.0 + 0.002 * k
+        clock.publish(Clock(clock=Time(seconds=t).to_msg()))
+        harness.send_and_wait(NAMES, Q, QD)
+        assert abs(harness.node.controller.last_state_time - t) < 1e-9, k
 
 
 def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
