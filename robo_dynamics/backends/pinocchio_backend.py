@@ -63,6 +63,11 @@ class PinocchioSolver(DynamicsSolver):
         self._p_wb = oMb.translation.copy()
         self._base_is_world = bool(np.array_equal(self._R_wb, np.eye(3)))
         pm.gravity = pin.Motion(self._R_wb @ model.gravity, np.zeros(3))
+        # the same arm without gravity: RNEA(q, 0, q̇) on it is M(q) q̇ in one call
+        self._weightless = pin.Model(pm)
+        self._weightless.gravity = pin.Motion.Zero()
+        self._weightless_data = self._weightless.createData()
+        self._zero_v = np.zeros(pm.nv)
 
     # -- conversions ---------------------------------------------------------------------
     def _q(self, q):
@@ -129,6 +134,14 @@ class PinocchioSolver(DynamicsSolver):
     def _coriolis_matrix(self, q, qd):
         C = pin.computeCoriolisMatrix(self.pin_model, self.data, self._q(q), self._v(qd))
         return C.copy() if self._same_v else C[np.ix_(self._idx_v, self._idx_v)]
+
+    def _momentum_terms(self, q, qd):
+        """M q̇ = RNEA(q, 0, q̇) without gravity; Cᵀ q̇ = q̇ᵀ C (Pinocchio's C is
+        Christoffel-consistent, Ṁ = C + Cᵀ). Three calls in all."""
+        q_pin, v = self._q(q), self._v(qd)
+        p = pin.rnea(self._weightless, self._weightless_data, q_pin, self._zero_v, v)
+        coriolis_t = v @ pin.computeCoriolisMatrix(self.pin_model, self.data, q_pin, v)
+        return self._from_v(p), self._from_v(coriolis_t)
 
     def _forward_dynamics(self, q, qd, tau):
         return self._from_v(
