@@ -55,9 +55,11 @@ def per_call(function, budget=0.25, repeats=15):
     return float(np.median(samples))
 
 
-def observer_cost():
+def observer_cost(rounds=7):
     """The controller core's step (gravity compensation of the Panda at rest, measured
-    efforts given) with the momentum observer off and on, per backend: rows of the table."""
+    efforts given) with the momentum observer off and on, per backend: rows of the table.
+    Off and on alternate over `rounds` rounds; the medians of each and of the rounds'
+    differences (a paired measurement: the host's speed drifts between rounds)."""
     import robo_dynamics as rd
     from robo_dynamics.control.controller import Controller, Settings, default_hold_damping
     from robo_dynamics.control.joint_state_merger import JointStateMerger
@@ -70,7 +72,7 @@ def observer_cost():
     for backend in rd.BACKENDS:
         solver = rd.make_solver(model, backend)
         effort = solver.gravity(np.array(q)).tolist()
-        times = {}
+        steps = {}
         for observer in (False, True):
             settings = Settings(
                 kp=np.full(n, 100.0), kd=np.full(n, 20.0), effort_bound=model.effort_limit,
@@ -80,14 +82,16 @@ def observer_cost():
                 observer_gain=np.full(n, 50.0) if observer else None,
                 contact_threshold=np.full(n, 1e9), collision_threshold=np.full(n, 1e9))
             controller = Controller(solver, JointStateMerger(names, names), settings)
-            clock = [0.0]
 
-            def step():
+            def step(controller=controller, clock=[0.0]):
                 clock[0] += 1e-3
                 controller.step(names, q, qd, effort, clock[0], clock[0])
-            times[observer] = per_call(step, budget=0.5) * 1e6
-        rows.append((backend, f"{times[False]:.1f}", f"{times[True]:.1f}",
-                     f"{times[True] - times[False]:.1f}"))
+            steps[observer] = step
+        times = np.array([[per_call(steps[observer], budget=0.1) * 1e6
+                           for observer in (False, True)] for _ in range(rounds)])
+        off, on = np.median(times, axis=0)
+        rows.append((backend, f"{off:.1f}", f"{on:.1f}",
+                     f"{np.median(times[:, 1] - times[:, 0]):.1f}"))
     return rows
 
 
