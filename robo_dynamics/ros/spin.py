@@ -2,10 +2,18 @@
 
 rclpy's SingleThreadedExecutor. (rclpy.experimental.EventsExecutor is cheaper per message
 but hung the nodes with the rclpy from PyPI; BENCHMARKS.md, "Design measurements".)
+
+SIGINT: rclpy's handler shuts the context down (the executor then stops at its next wait,
+between callbacks) and calls Python's handler after it. Python's default one raises
+KeyboardInterrupt wherever the main thread is — in a callback, or half way through rclpy
+building the Task of the next one, which then fails noisily when collected. run() puts a
+handler there that only remembers the signal.
 """
 
 import gc
+import signal
 import sys
+import threading
 import warnings
 
 import rclpy
@@ -48,14 +56,21 @@ def run(node_class, args=None):
     """main() of a node: build it (a configuration error is one line on stderr and exit
     status 1, no traceback; Ctrl-C while it starts, a quiet exit), spin it, return the exit
     status."""
+    interrupted = threading.Event()
+    signal.signal(signal.SIGINT, lambda signum, frame: interrupted.set())
     rclpy.init(args=args)
     try:
         node = node_class()
-    except (RoboDynamicsError, ValueError, KeyError) as exc:
-        print(f"{node_class.__name__}: cannot start: {exc}", file=sys.stderr)
+    except Exception as exc:
         rclpy.try_shutdown()
-        return 1
-    except KeyboardInterrupt:
+        if interrupted.is_set():          # Ctrl-C: the context went down under the node
+            return 0
+        if isinstance(exc, (RoboDynamicsError, ValueError, KeyError)):
+            print(f"{node_class.__name__}: cannot start: {exc}", file=sys.stderr)
+            return 1
+        raise
+    if interrupted.is_set():              # before rclpy's handler was there to see it
+        node.destroy_node()
         rclpy.try_shutdown()
         return 0
     spin(node)
