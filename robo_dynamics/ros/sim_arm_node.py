@@ -165,9 +165,7 @@ class SimArmNode(Node):
         steps = int((seconds - self.start - self.arm.t) / self.arm.h + 0.5)
         if steps <= 0:
             return                           # nothing new to measure yet
-        applied = self.arm.applied_torque()
-        for _ in range(min(max(steps, 0), MAX_CATCH_UP)):
-            applied = self.arm.step()
+        applied = self._advance(min(steps, MAX_CATCH_UP))
         if steps > MAX_CATCH_UP:             # fell behind: let simulated time slip
             self.start += (steps - MAX_CATCH_UP) * self.arm.h
         self._publish(applied, self._stamp(now.clock_type))
@@ -182,13 +180,17 @@ class SimArmNode(Node):
         """One publish period on; /clock, then the state."""
         if self.epoch is None:
             self.epoch = self.get_clock().now().nanoseconds
-        applied = self.arm.applied_torque()
-        for _ in range(self.steps_per_period):
-            applied = self.arm.step()
+        applied = self._advance(self.steps_per_period)
         stamp = self._stamp(self.get_clock().clock_type)
         self.pub_clock.publish(Clock(clock=stamp))
         self._publish(applied, stamp)
         self.awaiting, self.published_at = True, time.monotonic()
+
+    def _advance(self, steps):
+        """`steps` (≥ 1) time steps on; the motor torque applied over the last one."""
+        for _ in range(steps):
+            applied = self.arm.step()
+        return applied
 
     def _stamp(self, clock_type):
         """The simulated time now on the clock's time at start-up (builtin Time)."""
