@@ -53,6 +53,35 @@ class Trajectory:
         return _hermite5(s, p0, p1, v0, v1, a0, a1, h)
 
 
+    def sample_many(self, times):
+        """(q_d, q̇_d, q̈_d), each (N, n), at `times` (N,) [s] from the trajectory's start:
+        what sample() gives at each, in one vectorised pass (for checking a whole
+        trajectory, not for the control loop)."""
+        t = np.asarray(times, dtype=float)
+        n = self.positions.shape[1]
+        q, qd, qdd = np.empty((len(t), n)), np.zeros((len(t), n)), np.zeros((len(t), n))
+        before, after = t <= self.times[0], t >= self.times[-1]
+        q[before] = self.positions[0]
+        q[after & ~before] = self.positions[-1]
+        inside = ~(before | after)
+        if not inside.any():
+            return q, qd, qdd
+        k = np.searchsorted(self.times, t[inside], side="right") - 1
+        h = (self.times[k + 1] - self.times[k])[:, None]
+        s = (t[inside] - self.times[k])[:, None] / h
+        p0, p1 = self.positions[k], self.positions[k + 1]
+        if self.velocities is None:
+            q[inside], qd[inside] = p0 + s * (p1 - p0), (p1 - p0) / h
+            return q, qd, qdd
+        v0, v1 = self.velocities[k] * h, self.velocities[k + 1] * h
+        if self.accelerations is None:
+            q[inside], qd[inside], qdd[inside] = _hermite3(s, p0, p1, v0, v1, h)
+        else:
+            a0, a1 = self.accelerations[k] * h * h, self.accelerations[k + 1] * h * h
+            q[inside], qd[inside], qdd[inside] = _hermite5(s, p0, p1, v0, v1, a0, a1, h)
+        return q, qd, qdd
+
+
 def _hermite3(s, p0, p1, v0, v1, h):
     """Cubic through (p0, v0) at s = 0 and (p1, v1) at s = 1; v, a returned per second."""
     c2 = 3 * (p1 - p0) - 2 * v0 - v1

@@ -1,0 +1,87 @@
+"""Will a joint trajectory fit the arm's effort limits, and how much slower must it run?
+
+The rigid-body torques τ(t) = M(q) q̈ + C(q, q̇) q̇ + g(q) are evaluated on samples of the
+trajectory (one batched inverse-dynamics call) and compared with the limits. Running the
+same path k times slower, q_k(t) = q(t / k), gives q̇_k = q̇ / k and q̈_k = q̈ / k², and since
+C(q, q̇) q̇ is quadratic in q̇,
+
+    τ_k = g(q) + (τ − g(q)) / k²
+
+(Hollerbach, "Dynamic scaling of manipulator trajectories", ASME J. Dyn. Sys. Meas. Control
+106(1), 1984). With u = 1 / k² each bound |g + (τ − g) u| ≤ L is linear in u and holds at
+u = 0 when |g| ≤ L, so the admissible u form an interval [0, u_max]: the smallest time scale
+k = max(1, 1 / √u_max) is exact on the samples. Where gravity alone exceeds a limit no
+speed helps. Friction is not modelled here.
+"""
+
+import collections
+import math
+
+import numpy as np
+
+Violation = collections.namedtuple("Violation", ["index", "time", "joint", "effort", "limit"])
+Violation.__doc__ = """The first sample beyond a limit: its index, time [s], the joint's name,
+the effort [N·m or N] and the limit it exceeds (effort_margin applied)."""
+
+EffortCheck = collections.namedtuple(
+    "EffortCheck", ["feasible", "violation", "peak_effort", "peak_ratio", "min_time_scale",
+                    "reason", "times", "efforts", "limits"])
+EffortCheck.__doc__ = """feasible: every sample within the limits. violation: the first
+Violation, or None. peak_effort (n,) max |τ| per joint; peak_ratio (n,) that over its limit.
+min_time_scale: the smallest k ≥ 1 that keeps every sample within the limits (inf: gravity
+alone exceeds one). reason: a sentence. times (N,) [s], efforts (N, n), limits (n,) [N·m
+or N] as checked."""
+
+
+def sample_times(duration, sample_period):
+    """0, Δt, 2Δt, … up to and including `duration` [s]."""
+    count = int(math.floor(duration / sample_period + 1e-9)) + 1
+    times = np.arange(count) * sample_period
+    return times if times[-1] >= duration else np.append(times, duration)
+
+
+def check_trajectory(solver, trajectory, limits, sample_period=1e-3, effort_margin=1.0):
+    """EffortCheck of `trajectory` (control.trajectory.Trajectory, model joint order, start
+    0) on `solver`'s model against |τ_i| ≤ effort_margin × limits_i, sampled every
+    sample_period [s] from its first to its last point."""
+    if not 0.0 < sample_period < math.inf:
+        raise ValueError(f"sample_period must be > 0 and finite, got {sample_period}")
+    if not 0.0 < effort_margin <= 1.0:
+        raise ValueError(f"effort_margin must be in (0, 1], got {effort_margin}")
+    bound = effort_margin * np.asarray(limits, dtype=float)
+    names = solver.model.joint_names
+    times = sample_times(trajectory.times[-1], sample_period)
+    q, qd, qdd = trajectory.sample_many(times)
+    tau = solver.inverse_dynamics_batch(q, qd, qdd)
+    g = solver.gravity_batch(q)
+    peak = np.max(np.abs(tau), axis=0)
+    ratio = peak / bound
+    beyond = np.abs(tau) > bound
+    violation = None
+    if beyond.any():
+        index, joint = np.argwhere(beyond)[0]
+        violation = Violation(int(index), float(times[index]), names[joint],
+                              float(tau[index, joint]), float(bound[joint]))
+    scale, reason = _time_scale(tau, g, bound, names, times)
+    return EffortCheck(violation is None, violation, peak, ratio, scale, reason, times, tau,
+                       bound)
+
+
+def _time_scale(tau, g, bound, names, times):
+    """(k, sentence): the smallest time scale ≥ 1 within the bounds (module docstring)."""
+    over = np.abs(g) > bound
+    if over.any():
+        index, joint = np.argwhere(over)[0]
+        return math.inf, (f"gravity alone exceeds the limit of '{names[joint]}' at t = "
+                          f"{times[index]:.3f} s ({g[index, joint]:+.4g} against "
+                          f"{bound[joint]:.4g}): infeasible at any speed")
+    d = tau - g                                  # what slowing down divides by k²
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(d > 0.0, (bound - g) / d, np.where(d < 0.0, (bound + g) / -d, np.inf))
+    u_max = min(1.0, float(room.min()))
+    if u_max <= 0.0:
+        return math.inf, "gravity alone is at a limit: infeasible at any speed"
+    k = max(1.0, 1.0 / math.sqrt(u_max))
+    if k == 1.0:
+        return k, "within the limits as timed"
+    return k, f"within the limits when slowed by {k:.4g}× (every time_from_start × k)"
