@@ -27,9 +27,13 @@ def swing(duration, amplitude=0.8, scale=1.0):
     return Trajectory(0.0, t * scale, q, qd / scale, qdd / scale ** 2)
 
 
-def test_sample_many_is_sample_at_each_time():
+@pytest.mark.parametrize("kind", ["quintic", "cubic", "linear"])
+def test_sample_many_is_sample_at_each_time(kind):
     trajectory = swing(1.0)
-    times = np.concatenate(([-0.1], np.linspace(0.0, 1.0, 97), [1.2]))
+    if kind != "quintic":      # the same points without accelerations (or velocities)
+        trajectory = Trajectory(0.0, trajectory.times, trajectory.positions,
+                                None if kind == "linear" else trajectory.velocities)
+    times = np.concatenate(([-0.1], np.linspace(0.0, 1.0, 1500), [1.2]))   # > one block
     q, qd, qdd = trajectory.sample_many(times)
     for i, t in enumerate(times):
         for got, expected in zip((q[i], qd[i], qdd[i]), trajectory.sample(t)):

@@ -8,6 +8,8 @@ acceleration. Times are seconds from the trajectory's start.
 
 import numpy as np
 
+BLOCK = 512     # samples per pass of sample_many: its temporaries stay in the cache
+
 
 class Trajectory:
     """Waypoints in model joint order: times (m,), positions/velocities/accelerations (m, n)
@@ -42,16 +44,7 @@ class Trajectory:
             return self.positions[-1].copy(), np.zeros(n), np.zeros(n)
         k = int(np.searchsorted(self.times, t, side="right")) - 1
         h = self.times[k + 1] - self.times[k]
-        s = (t - self.times[k]) / h
-        p0, p1 = self.positions[k], self.positions[k + 1]
-        if self.velocities is None:
-            return p0 + s * (p1 - p0), (p1 - p0) / h, np.zeros(n)
-        v0, v1 = self.velocities[k] * h, self.velocities[k + 1] * h
-        if self.accelerations is None:
-            return _hermite3(s, p0, p1, v0, v1, h)
-        a0, a1 = self.accelerations[k] * h * h, self.accelerations[k + 1] * h * h
-        return _hermite5(s, p0, p1, v0, v1, a0, a1, h)
-
+        return _evaluate(self._coefficients(k, k + 1, h), (t - self.times[k]) / h, h)
 
     def sample_many(self, times):
         """(q_d, q̇_d, q̈_d), each (N, n), at `times` (N,) [s] from the trajectory's start:
@@ -66,41 +59,46 @@ class Trajectory:
         inside = ~(before | after)
         if not inside.any():
             return q, qd, qdd
-        k = np.searchsorted(self.times, t[inside], side="right") - 1
-        h = (self.times[k + 1] - self.times[k])[:, None]
-        s = (t[inside] - self.times[k])[:, None] / h
-        p0, p1 = self.positions[k], self.positions[k + 1]
-        if self.velocities is None:
-            q[inside], qd[inside] = p0 + s * (p1 - p0), (p1 - p0) / h
-            return q, qd, qdd
-        v0, v1 = self.velocities[k] * h, self.velocities[k + 1] * h
-        if self.accelerations is None:
-            q[inside], qd[inside], qdd[inside] = _hermite3(s, p0, p1, v0, v1, h)
-        else:
-            a0, a1 = self.accelerations[k] * h * h, self.accelerations[k + 1] * h * h
-            q[inside], qd[inside], qdd[inside] = _hermite5(s, p0, p1, v0, v1, a0, a1, h)
+        h = np.diff(self.times)[:, None]      # every segment's coefficients once: (m − 1,
+        coefficients = np.stack(self._coefficients(slice(0, -1), slice(1, None), h), axis=1)
+        index = np.flatnonzero(inside)                    # degree + 1, n)
+        for first in range(0, len(index), BLOCK):
+            rows = index[first:first + BLOCK]
+            k = np.searchsorted(self.times, t[rows], side="right") - 1
+            c = coefficients[k].transpose(1, 0, 2)        # each sample's: one gather
+            q[rows], qd[rows], qdd[rows] = _evaluate(
+                list(c), (t[rows] - self.times[k])[:, None] / h[k], h[k])
         return q, qd, qdd
 
+    def _coefficients(self, a, b, h):
+        """The segment polynomial's coefficients in s ∈ [0, 1] from point(s) a to b (indices
+        or slices), h their duration(s): linear, cubic Hermite or quintic (module
+        docstring)."""
+        p0, p1 = self.positions[a], self.positions[b]
+        if self.velocities is None:
+            return p0, p1 - p0
+        v0, v1 = self.velocities[a] * h, self.velocities[b] * h
+        if self.accelerations is None:
+            return p0, v0, 3 * (p1 - p0) - 2 * v0 - v1, 2 * (p0 - p1) + v0 + v1
+        a0, a1 = self.accelerations[a] * h * h, self.accelerations[b] * h * h
+        return (p0, v0, 0.5 * a0,
+                10 * (p1 - p0) - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1,
+                -15 * (p1 - p0) + 8 * v0 + 7 * v1 + 1.5 * a0 - a1,
+                6 * (p1 - p0) - 3 * v0 - 3 * v1 - 0.5 * a0 + 0.5 * a1)
 
-def _hermite3(s, p0, p1, v0, v1, h):
-    """Cubic through (p0, v0) at s = 0 and (p1, v1) at s = 1; v, a returned per second."""
-    c2 = 3 * (p1 - p0) - 2 * v0 - v1
-    c3 = 2 * (p0 - p1) + v0 + v1
-    q = p0 + s * (v0 + s * (c2 + s * c3))
-    dq = v0 + s * (2 * c2 + 3 * s * c3)
-    ddq = 2 * c2 + 6 * s * c3
-    return q, dq / h, ddq / (h * h)
 
-
-def _hermite5(s, p0, p1, v0, v1, a0, a1, h):
-    """Quintic matching position, velocity and acceleration at both ends."""
-    c3 = 10 * (p1 - p0) - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1
-    c4 = -15 * (p1 - p0) + 8 * v0 + 7 * v1 + 1.5 * a0 - a1
-    c5 = 6 * (p1 - p0) - 3 * v0 - 3 * v1 - 0.5 * a0 + 0.5 * a1
-    c2 = 0.5 * a0
-    q = p0 + s * (v0 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
-    dq = v0 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))
-    ddq = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))
+def _evaluate(c, s, h):
+    """(q, q̇, q̈) of q(s) = Σ c_j s^j at s, time t = s h (Horner's rule)."""
+    q = c[-1]
+    for cj in c[-2::-1]:
+        q = q * s + cj
+    degree = len(c) - 1
+    dq = degree * c[-1]
+    for j in range(degree - 1, 0, -1):
+        dq = dq * s + j * c[j]
+    ddq = degree * (degree - 1) * c[-1] if degree > 1 else 0.0 * c[0]
+    for j in range(degree - 1, 1, -1):
+        ddq = ddq * s + j * (j - 1) * c[j]
     return q, dq / h, ddq / (h * h)
 
 
