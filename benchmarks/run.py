@@ -33,6 +33,7 @@ BATCH_TARGETS = {"rnea": 1.0 / 3.0, "mass matrix": 1.0, "Λ": 1.0,
                  "∂τ/∂q, ∂τ/∂q̇": 1.0}         # per state, in-house / Pinocchio loop
 TARGETS = {"callback_p99_us": 250.0, "latency_ratio": 1.2, "p99_ratio": 1.3}
 OBSERVER_TARGET_US = 30.0   # the external-torque observer's cost per joint state
+CHECK_TARGET_MS = 20.0      # check_trajectory, 10 000 samples of a 7-DoF trajectory
 
 
 def per_call(function, budget=0.25, repeats=15):
@@ -99,6 +100,49 @@ def stepper(controller, names, q, qd, effort):
         clock[0] += 1e-3
         controller.step(names, q, qd, effort, clock[0], clock[0])
     return step
+
+
+def trajectory_check_cost():
+    """check_trajectory on 10 001 samples (10 s at 1 ms) of a 7-DoF Panda trajectory, with
+    each backend, against the same torques and gravity from Pinocchio called in a Python
+    loop: rows (what, ms, × the loop)."""
+    import pinocchio as pin
+
+    import robo_dynamics as rd
+    from robo_dynamics.control.trajectory import Trajectory
+    from robo_dynamics.control.trajectory_check import check_trajectory
+    path, tip = ARMS["Panda (7-DoF)"]
+    model = rd.load_robot(path, tip_link=tip)
+    t = np.linspace(0.0, 10.0, 101)
+    shape = np.linspace(1.0, 0.4, model.dof)
+    q0 = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
+    trajectory = Trajectory(0.0, t, q0 + 0.3 * np.sin(t)[:, None] * shape,
+                            0.3 * np.cos(t)[:, None] * shape, -0.3 * np.sin(t)[:, None] * shape)
+    reference = rd.make_solver(model, "pinocchio")
+    pm, data = reference.pin_model, reference.pin_model.createData()
+    times = np.arange(10_001) * 1e-3
+    q, qd, qdd = trajectory.sample_many(times)
+
+    def pinocchio_loop():
+        for i in range(len(times)):
+            pin.rnea(pm, data, q[i], qd[i], qdd[i])
+            pin.computeGeneralizedGravity(pm, data, q[i])
+    loop = min(_seconds(pinocchio_loop) for _ in range(3)) * 1e3
+    rows = [("Pinocchio loop (rnea + gravity per sample)", f"{loop:.1f}", "1.00×")]
+    for backend in rd.BACKENDS:
+        solver = rd.make_solver(model, backend)
+        ms = min(_seconds(lambda: check_trajectory(solver, trajectory, model.effort_limit,
+                                                   sample_period=1e-3))
+                 for _ in range(5)) * 1e3
+        rows.append((f"check_trajectory, backend {backend} (sampling included)", f"{ms:.1f}",
+                     f"{ms / loop:.2f}×"))
+    return rows
+
+
+def _seconds(function):
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
 
 
 def markdown_table(header, rows):
@@ -505,6 +549,19 @@ def main(argv=None):
                     "of 3–5 runs each.\n\n" + table + "\n\n"
                     + verdicts(rows, BATCH_TARGETS, 5, "", "× the Pinocchio loop per state, "
                                "worst arm"))
+    print(sections[-1], flush=True)
+
+    print("2b. trajectory check ...", flush=True)
+    rows = trajectory_check_cost()
+    best = min(float(row[1]) for row in rows[1:])
+    sections.append(
+        "## 2b. Trajectory check\n\n`check_trajectory` (control/trajectory_check.py) on "
+        "10 001 samples (10 s at 1 ms) of a 7-DoF Panda trajectory: sampling the spline, "
+        "batched inverse dynamics and gravity, limits, first violation and time scale. "
+        "Against Pinocchio called per sample for the same torques. Best of 3–5 runs.\n\n"
+        + markdown_table(("what", "time [ms]", "× the loop"), rows)
+        + f"\n\nTarget: ≤ {CHECK_TARGET_MS:.0f} ms — {best:.1f} ms "
+        + ("(met)." if best <= CHECK_TARGET_MS else "(**not met**)."))
     print(sections[-1], flush=True)
 
     if not args.skip_node:
