@@ -127,22 +127,16 @@ def trajectory_check_cost():
         for i in range(len(times)):
             pin.rnea(pm, data, q[i], qd[i], qdd[i])
             pin.computeGeneralizedGravity(pm, data, q[i])
-    loop = min(_seconds(pinocchio_loop) for _ in range(3)) * 1e3
+    loop = min(_timed(pinocchio_loop) for _ in range(3)) * 1e3
     rows = [("Pinocchio loop (rnea + gravity per sample)", f"{loop:.1f}", "1.00×")]
     for backend in rd.BACKENDS:
         solver = rd.make_solver(model, backend)
-        ms = min(_seconds(lambda: check_trajectory(solver, trajectory, model.effort_limit,
+        ms = min(_timed(lambda: check_trajectory(solver, trajectory, model.effort_limit,
                                                    sample_period=1e-3))
                  for _ in range(5)) * 1e3
         rows.append((f"check_trajectory, backend {backend} (sampling included)", f"{ms:.1f}",
                      f"{ms / loop:.2f}×"))
     return rows
-
-
-def _seconds(function):
-    start = time.perf_counter()
-    function()
-    return time.perf_counter() - start
 
 
 def markdown_table(header, rows):
