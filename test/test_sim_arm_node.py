@@ -241,7 +241,9 @@ def test_a_push_on_the_forearm_is_estimated_by_the_node_and_holds_the_arm(engine
                                timeout=30)
         assert any(e.kind == "safe_hold" for e in events[before:])
         started = min(truth)
-        assert loop.spin_until(lambda: max(truth) > started + 0.3, timeout=60.0)
+        # the node runs on its own thread and may lag the simulation: wait for both
+        assert loop.spin_until(lambda: max(truth) > started + 0.3 and estimate
+                               and max(estimate) > started + 0.3, timeout=60.0)
         # each estimate against the truth of the nearest state (one executor runs all three
         # nodes here: not every state's messages get through, and τ_ext changes slowly)
         stamps = np.array(sorted(truth))
