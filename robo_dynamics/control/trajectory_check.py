@@ -19,6 +19,10 @@ import math
 
 import numpy as np
 
+MAX_SAMPLES = 2_000_000
+"""The most samples check_trajectory evaluates by default (about 0.5 GB of arrays for 7
+joints)."""
+
 Violation = collections.namedtuple("Violation", ["index", "time", "joint", "effort", "limit"])
 Violation.__doc__ = """The first sample beyond a limit: its index, time [s], the joint's name,
 the effort [N·m or N] and the limit it exceeds (effort_margin applied)."""
@@ -40,18 +44,30 @@ def sample_times(duration, sample_period):
     return times if times[-1] >= duration else np.append(times, duration)
 
 
-def check_trajectory(solver, trajectory, limits, sample_period=1e-3, effort_margin=1.0):
+def check_trajectory(solver, trajectory, limits, sample_period=1e-3, effort_margin=1.0,
+                     max_samples=MAX_SAMPLES):
     """EffortCheck of `trajectory` (control.trajectory.Trajectory, model joint order, start
     0) on `solver`'s model against |τ_i| ≤ effort_margin × limits_i, sampled every
-    sample_period [s] from its first to its last point."""
+    sample_period [s] from 0 to its last point; ValueError beyond max_samples samples."""
     if not 0.0 < sample_period < math.inf:
         raise ValueError(f"sample_period must be > 0 and finite, got {sample_period}")
-    if not 0.0 < effort_margin <= 1.0:
-        raise ValueError(f"effort_margin must be in (0, 1], got {effort_margin}")
+    duration = trajectory.times[-1]
+    if duration / sample_period + 2 > max_samples:
+        raise ValueError(f"{duration / sample_period + 1:.0f} samples (duration "
+                         f"{duration:.6g} s every {sample_period:g} s) exceed {max_samples}: "
+                         "use a longer sample_period")
+    _check_margin(effort_margin)
+    times = sample_times(duration, sample_period)
+    q, qd, qdd = trajectory.sample_many(times)
+    return check_samples(solver, times, q, qd, qdd, limits, effort_margin)
+
+
+def check_samples(solver, times, q, qd, qdd, limits, effort_margin=1.0):
+    """EffortCheck of given states: times (N,) [s], q, q̇, q̈ (N, n) in model joint order (a
+    sampled trajectory, or recorded joint states with estimated accelerations)."""
+    _check_margin(effort_margin)
     bound = effort_margin * np.asarray(limits, dtype=float)
     names = solver.model.joint_names
-    times = sample_times(trajectory.times[-1], sample_period)
-    q, qd, qdd = trajectory.sample_many(times)
     tau = solver.inverse_dynamics_batch(q, qd, qdd)
     g = solver.gravity_batch(q)
     peak = np.max(np.abs(tau), axis=0)
@@ -65,6 +81,11 @@ def check_trajectory(solver, trajectory, limits, sample_period=1e-3, effort_marg
     scale, reason = _time_scale(tau, g, bound, names, times)
     return EffortCheck(violation is None, violation, peak, ratio, scale, reason, times, tau,
                        bound)
+
+
+def _check_margin(effort_margin):
+    if not 0.0 < effort_margin <= 1.0:
+        raise ValueError(f"effort_margin must be in (0, 1], got {effort_margin}")
 
 
 def _time_scale(tau, g, bound, names, times):
