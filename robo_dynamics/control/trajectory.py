@@ -8,6 +8,8 @@ acceleration. Times are seconds from the trajectory's start.
 
 import numpy as np
 
+from .joint_order import order_of
+
 BLOCK = 512     # samples per pass of sample_many: its temporaries stay in the cache
 
 
@@ -100,6 +102,33 @@ def _evaluate(c, s, h):
     for j in range(degree - 1, 1, -1):
         ddq = ddq * s + j * (j - 1) * c[j]
     return q, dq / h, ddq / (h * h)
+
+
+def trajectory_from_points(names, points, joint_names, start=0.0):
+    """Trajectory in model order (`joint_names`) from the trajectory_msgs/JointTrajectory
+    layout: `names` the joints of every point's arrays (each chain joint once; empty: model
+    order), `points` a sequence of (time_from_start [s], positions, velocities,
+    accelerations), each array in `names` order, empty where a point does not give it (every
+    point gives a field, or none does). ValueError with the reason otherwise."""
+    index = order_of(list(names), joint_names, "trajectory joint_names")
+    if len(points) == 0:
+        raise ValueError("trajectory has no points")
+    count = len(names) or len(joint_names)
+
+    def field(k, name):
+        rows = [point[k] for point in points]
+        if all(len(row) == 0 for row in rows):
+            return None
+        if any(len(row) != count for row in rows):
+            raise ValueError(f"every point needs {count} {name} (or none)")
+        return np.array(rows, dtype=float)[:, index]
+
+    positions = field(1, "positions")
+    if positions is None:
+        raise ValueError("trajectory points need positions")
+    times = [float(point[0]) for point in points]
+    return Trajectory(start, times, positions, field(2, "velocities"),
+                      field(3, "accelerations"))
 
 
 class SetPoint:

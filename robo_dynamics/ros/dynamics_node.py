@@ -62,6 +62,7 @@ from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
 from ..backends.cross_check import CrossCheckSteps, cross_check
 from ..control import controller as core
+from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
 from ..control.momentum_observer import DEFAULT_THRESHOLDS, UNKNOWN, external_wrench
@@ -529,7 +530,7 @@ class DynamicsNode(Node):
         if self.controller is None:
             return
         try:
-            index = conversions.order_of(list(msg.name), self.model.joint_names,
+            index = order_of(list(msg.name), self.model.joint_names,
                                          "desired_state name")
             n = self.model.dof
             q = conversions.vector(msg.position, n, "desired_state position")[index]
@@ -685,7 +686,7 @@ class DynamicsNode(Node):
         if self.model is None:
             raise ValueError("no robot description yet")
         names = list(request.joint_names)
-        index = conversions.order_of(names, self.model.joint_names)
+        index = order_of(names, self.model.joint_names)
         n = self.model.dof
         arrays = [conversions.vector(getattr(request, field), n, field,
                                      default_zero=field in OPTIONAL_FIELDS)[index]
