@@ -19,7 +19,8 @@ Publishes   ~/commands (Float64MultiArray, command_joints order: the effort cont
             axes, frame_id = base_link) and ~/contact_state (ContactState);
             /diagnostics (DiagnosticArray)
 Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
-            ~/set_contact_thresholds, ~/reset_observer (std_srvs/Trigger)
+            ~/set_contact_thresholds, ~/reset_observer (std_srvs/Trigger),
+            ~/check_trajectory (does a trajectory fit the effort limits? at what time scale?)
 The node converts messages, holds parameters and calls the controller core and the library;
 every control decision is the core's. It never crashes on what it receives: bad input is
 rejected, counted and reported. joint_states is taken on a thread of its own
@@ -54,8 +55,8 @@ from visualization_msgs.msg import MarkerArray
 
 from rclpy.serialization import serialize_message
 from robo_dynamics_interfaces.msg import ContactState, ControllerEvent, OperationalSpaceInertia
-from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
-                                          SetContactThresholds, SetPayload)
+from robo_dynamics_interfaces.srv import (CheckTrajectory, ComputeDynamics, ForwardDynamics,
+                                          InverseDynamics, SetContactThresholds, SetPayload)
 
 from .. import make_solver
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
@@ -67,6 +68,7 @@ from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
 from ..control.momentum_observer import DEFAULT_THRESHOLDS, UNKNOWN, external_wrench
 from ..control.trajectory import SetPoint
+from ..control.trajectory_check import check_trajectory
 from ..errors import BackendUnavailable, RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
@@ -80,6 +82,8 @@ CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "j
 CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
+DEFAULT_SAMPLE_PERIOD = 1e-3    # ~/check_trajectory, s
+MAX_CHECK_SAMPLES = 200_000     # ~/check_trajectory: bounds one call's time and memory
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
 EVENT_LEVEL = {core.INFO: ControllerEvent.INFO, core.WARN: ControllerEvent.WARN,
                core.ERROR: ControllerEvent.ERROR}
@@ -148,6 +152,7 @@ class DynamicsNode(Node):
         self.rate_window = collections.deque(maxlen=20_000)  # receipt times of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.model = self.solver = self.checker = None
+        self._trajectory_checker = (None, None)   # (payloads, solver) of ~/check_trajectory
 
         # outputs without rclpy's default QoS-event handlers: each is an entity the executor
         # polls on every message (BENCHMARKS.md, "Design measurements"); a subscriber with
@@ -185,6 +190,7 @@ class DynamicsNode(Node):
         self.create_service(SetContactThresholds, "~/set_contact_thresholds",
                             self._srv_set_contact_thresholds)
         self.create_service(Trigger, "~/reset_observer", self._srv_reset_observer)
+        self.create_service(CheckTrajectory, "~/check_trajectory", self._srv_check_trajectory)
 
         self._periodic = {}
         self._restart_timers()
@@ -265,10 +271,7 @@ class DynamicsNode(Node):
     def _build_solvers(self, payloads):
         """(model, solver, checker) for the URDF chain with `payloads`, warmed up. Takes
         tens of ms (code generation): never call it holding the lock."""
-        model = self.urdf_model
-        for link, (mass, com, inertia) in payloads.items():
-            if mass > 0.0:
-                model = model.with_payload(link, mass, com, inertia)
+        model = self._model_with(payloads)
         backend = self.get_parameter("backend").value
         other = "rnea" if backend == "pinocchio" else "pinocchio"
         solver = make_solver(model, backend)
@@ -288,6 +291,14 @@ class DynamicsNode(Node):
         solver.gravity(zero)
         operational_space(solver.jacobian(zero), M_inv=solver.mass_matrix_inverse(zero))
         return model, solver, checker
+
+    def _model_with(self, payloads):
+        """The URDF chain carrying `payloads` (link → (mass, com, inertia))."""
+        model = self.urdf_model
+        for link, (mass, com, inertia) in payloads.items():
+            if mass > 0.0:
+                model = model.with_payload(link, mass, com, inertia)
+        return model
 
     def _settings(self, p):
         """The controller's Settings from parameter values `p` (validated) and the model."""
@@ -809,6 +820,58 @@ class DynamicsNode(Node):
             raise ValueError(event.message)
         return event.message
 
+    @_service(locked=False)
+    def _srv_check_trajectory(self, request, response):
+        """Check the trajectory on a solver of its own (batched in-house inverse dynamics),
+        outside the lock: the command stream goes on meanwhile."""
+        with self._lock:
+            if self.controller is None:
+                raise ValueError("no robot description yet")
+            payloads, names = dict(self.payloads), self.model.joint_names
+        margin = request.effort_margin or 1.0
+        period = request.sample_period or DEFAULT_SAMPLE_PERIOD
+        inertia = request.payload
+        if request.payload_link:
+            limit = self.get_parameter("max_payload_mass").value
+            if not (math.isfinite(inertia.m) and 0.0 <= inertia.m <= limit):
+                raise ValueError(f"payload mass must be finite, >= 0 and <= max_payload_mass "
+                                 f"({limit} kg), got {inertia.m}")
+            payloads[request.payload_link] = (
+                inertia.m, [inertia.com.x, inertia.com.y, inertia.com.z],
+                inertia_tensor(inertia.ixx, inertia.ixy, inertia.ixz, inertia.iyy,
+                               inertia.iyz, inertia.izz))
+        elif inertia.m != 0.0:
+            raise ValueError("a payload needs payload_link (empty: the payload in use)")
+        trajectory = conversions.trajectory_from_msg(request.trajectory, names, 0.0)
+        result = check_trajectory(self._checking_solver(payloads), trajectory,
+                                  self.urdf_model.effort_limit, period, margin,
+                                  MAX_CHECK_SAMPLES)
+        response.feasible = result.feasible
+        if result.violation is not None:
+            v = result.violation
+            response.violation_index, response.violation_time = v.index, v.time
+            response.violation_joint, response.violation_effort = v.joint, v.effort
+            response.violation_limit = v.limit
+        response.joint_names = list(names)
+        response.peak_effort = result.peak_effort.tolist()
+        response.peak_ratio = result.peak_ratio.tolist()
+        response.min_time_scale = result.min_time_scale
+        response.samples = len(result.times)
+        verdict = ("within the limits" if result.feasible else
+                   f"beyond the limits: first '{result.violation.joint}' at t = "
+                   f"{result.violation.time:.4f} s")
+        return f"{verdict}; time scale: {result.reason}"
+
+    def _checking_solver(self, payloads):
+        """The rnea solver of ~/check_trajectory for `payloads`, built once per payload set
+        (tens of ms of code generation), never the command path's (not shared between
+        threads)."""
+        key, solver = self._trajectory_checker
+        if key != _payload_key(payloads):
+            solver = make_solver(self._model_with(payloads), "rnea")
+            self._trajectory_checker = (_payload_key(payloads), solver)
+        return solver
+
     def _now(self):
         """The node's clock in seconds. Without simulated time that is the system clock
         (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() is slower
@@ -820,6 +883,12 @@ class DynamicsNode(Node):
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return clock.now().nanoseconds * 1e-9
 
+
+
+def _payload_key(payloads):
+    """A comparable form of payloads (link → (mass, com, inertia))."""
+    return sorted((link, mass, tuple(com), tuple(np.ravel(inertia)))
+                  for link, (mass, com, inertia) in payloads.items())
 
 
 def _finite(values, what):
