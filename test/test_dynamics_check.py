@@ -147,6 +147,8 @@ def test_a_bag_gives_the_states_in_model_order_and_their_derivatives(tmp_path):
     h = int(round(0.5 * WINDOW * 1000))
     inside = slice(h, len(t) - h)                   # the window is cut at the ends
     np.testing.assert_allclose(got_qdd[inside], qdd[inside], rtol=0, atol=1e-9)
+    at_start = AMPLITUDE * W * (math.cos(W * 0.5 * WINDOW) - 1.0) / (0.5 * WINDOW)
+    np.testing.assert_allclose(got_qdd[0], at_start, rtol=0, atol=1e-9)   # half a window
     # without recorded velocities: central differences of q, second order in the step
     no_velocity = recording._replace(velocities=None)
     estimated, _ = joint_state_bag.derivatives(no_velocity, WINDOW)
