@@ -34,6 +34,8 @@ BATCH_TARGETS = {"rnea": 1.0 / 3.0, "mass matrix": 1.0, "Λ": 1.0,
 TARGETS = {"callback_p99_us": 250.0, "latency_ratio": 1.2, "p99_ratio": 1.3}
 OBSERVER_TARGET_US = 30.0   # the external-torque observer's cost per joint state
 CHECK_TARGET_MS = 20.0      # check_trajectory, 10 000 samples of a 7-DoF trajectory
+BAG_TARGET_S = 60.0         # dynamics_check on a 10-minute bag of 1 kHz joint states
+BAG_MESSAGES = 600_000
 
 
 def per_call(function, budget=0.25, repeats=15):
@@ -137,6 +139,76 @@ def trajectory_check_cost():
         rows.append((f"check_trajectory, backend {backend} (sampling included)", f"{ms:.1f}",
                      f"{ms / loop:.2f}×"))
     return rows
+
+
+def write_joint_state_bag(path, count):
+    """An MCAP bag like `ros2 bag record -s mcap /joint_states` of a Panda at 1 kHz: `count`
+    messages of 9 joints (7 arm + 2 fingers) with positions, velocities and efforts,
+    serialized by rclpy, zstd chunks."""
+    from mcap.writer import CompressionType, Writer
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    names = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1",
+                                                          "panda_finger_joint2"]
+    t = np.arange(count) * 1e-3
+    shape = np.append(np.linspace(1.0, 0.4, 7), [0.0, 0.0])
+    q0 = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7, 0.02, 0.02])
+    q = (q0 + 0.3 * np.sin(t)[:, None] * shape).tolist()
+    qd = (0.3 * np.cos(t)[:, None] * shape).tolist()
+    effort = (5.0 * np.sin(t)[:, None] * shape).tolist()
+    msg = JointState(name=names)
+    with open(path, "wb") as stream:
+        writer = Writer(stream, compression=CompressionType.ZSTD)
+        writer.start(profile="ros2", library="robo_dynamics benchmark")
+        schema = writer.register_schema("sensor_msgs/msg/JointState", "ros2msg", b"")
+        channel = writer.register_channel("/joint_states", "cdr", schema)
+        start = time.time_ns()
+        for k in range(count):
+            stamp = start + k * 1_000_000
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
+            msg.position, msg.velocity, msg.effort = q[k], qd[k], effort[k]
+            writer.add_message(channel, stamp, serialize_message(msg), stamp, k)
+        writer.finish()
+
+
+def bag_check_cost(count=BAG_MESSAGES):
+    """dynamics_check on a bag of `count` Panda joint states (1 kHz): (rows (what, s), bag
+    size [MB]); the command as a user runs it (table and PNG) first, then its stages."""
+    import contextlib
+    import io
+    import tempfile
+
+    import robo_dynamics as rd
+    from robo_dynamics import check
+    from robo_dynamics.control.trajectory_check import check_samples
+    from robo_dynamics.io import joint_state_bag
+    path, tip = ARMS["Panda (7-DoF)"]
+    model = rd.load_robot(path, tip_link=tip)
+    solver = rd.make_solver(model, "rnea")
+    with tempfile.TemporaryDirectory() as folder:
+        bag, png = os.path.join(folder, "joint_states.mcap"), os.path.join(folder, "check.png")
+        write_joint_state_bag(bag, count)
+        size = os.path.getsize(bag) / 1e6
+        argv = [bag, "--urdf", str(path), "--tip", tip, "--plot", png, "--quiet"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            total = _timed(lambda: check.main(argv))
+        t0 = time.perf_counter()
+        recording = joint_state_bag.read_joint_states(bag, model.joint_names)
+        t1 = time.perf_counter()
+        qd, qdd = joint_state_bag.derivatives(recording)
+        t2 = time.perf_counter()
+        result = check_samples(solver, recording.times, recording.positions, qd, qdd,
+                               model.effort_limit)
+        t3 = time.perf_counter()
+        check.plot(png, model.joint_names, result, recording.efforts)
+        t4 = time.perf_counter()
+    stages = [("reading the bag (mcap, JointState bytes, sorting)", t1 - t0),
+              ("velocities and accelerations", t2 - t1),
+              ("effort check (batched inverse dynamics, rnea)", t3 - t2),
+              ("PNG (min/max envelopes)", t4 - t3)]
+    rows = [("`dynamics_check BAG --plot PNG` (whole command, in-process)", f"{total:.1f}")]
+    rows += [(f"  {what}", f"{seconds:.2f}") for what, seconds in stages]
+    return rows, size
 
 
 def markdown_table(header, rows):
@@ -556,6 +628,19 @@ def main(argv=None):
         + markdown_table(("what", "time [ms]", "× the loop"), rows)
         + f"\n\nTarget: ≤ {CHECK_TARGET_MS:.0f} ms — {best:.1f} ms "
         + ("(met)." if best <= CHECK_TARGET_MS else "(**not met**)."))
+    print(sections[-1], flush=True)
+
+    print("2c. bag analysis ...", flush=True)
+    rows, size = bag_check_cost()
+    total = float(rows[0][1])
+    sections.append(
+        f"## 2c. Bag analysis\n\n`dynamics_check` on a bag of {BAG_MESSAGES} joint states (10 "
+        f"minutes at 1 kHz; Panda, 9 joints with positions, velocities and efforts; MCAP "
+        f"with zstd chunks, {size:.0f} MB, written by rclpy's serializer): read, "
+        "accelerations, effort check of every state, per-joint table with the residual, PNG. "
+        "One run.\n\n" + markdown_table(("what", "time [s]"), rows)
+        + f"\n\nTarget: ≤ {BAG_TARGET_S:.0f} s — {total:.1f} s "
+        + ("(met)." if total <= BAG_TARGET_S else "(**not met**)."))
     print(sections[-1], flush=True)
 
     if not args.skip_node:

@@ -186,8 +186,12 @@ def _envelope(t, y):
 def _progress_bar(path):
     """progress(done, total) drawing a bar on stderr for reading the bag at `path`."""
     label = os.path.basename(os.path.normpath(path))
+    shown = [None]
 
     def progress(done, total):
+        if (done, total) == shown[0]:
+            return
+        shown[0] = (done, total)
         if total:
             filled = int(30 * done / total)
             line = f"\rreading {label} [{'#' * filled}{'.' * (30 - filled)}] " \
