@@ -24,7 +24,8 @@ INTERFACES = REPO / "interfaces" / "robo_dynamics_interfaces"
 ROSDEP_KEYS = {"numpy": "python3-numpy", "urdf_parser_py": "urdfdom_py", "xacro": "xacro",
                "pinocchio": "pinocchio", "matplotlib": "python3-matplotlib",
                "pytest": "python3-pytest", "hypothesis": "python3-hypothesis",
-               "yaml": "python3-yaml", "mujoco": "python3-mujoco"}
+               "yaml": "python3-yaml", "mujoco": "python3-mujoco",
+               "mcap": "python3-mcap-pip", "mcap_ros2": "python3-mcap-ros2-support-pip"}
 ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_msgs",
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
@@ -194,7 +195,8 @@ def test_make_venv_installs_the_commands_and_the_package():
     """`make venv` installs robo_dynamics into the venv: its commands are on the venv's PATH
     and it imports from any directory (here: /)."""
     bin_dir = pathlib.Path(sys.prefix) / "bin"
-    for command in ("dynamics_node", "sim_arm", "dynamics_demo", "dynamics_compare"):
+    for command in ("dynamics_node", "sim_arm", "dynamics_demo", "dynamics_compare",
+                    "dynamics_check"):
         assert (bin_dir / command).is_file(), command
     out = subprocess.run([sys.executable, "-c", "import robo_dynamics as r; print(r.__file__)"],
                          cwd="/", capture_output=True, text=True, check=True).stdout.strip()
