@@ -340,9 +340,13 @@ def process_stats(pid):
     return cpu, rss
 
 
-def drive(command, out_topic, seconds, rate, names, positions, set_point=None, effort=None):
+def drive(command, out_topic, seconds, rate, names, positions, set_point=None, effort=None,
+          load=None):
     """Start `command`, publish JointState (with `effort`, the measured torques) at `rate`
-    for `seconds`, and measure."""
+    for `seconds`, and measure. load(stop): run on a thread of its own while measuring,
+    until the threading.Event `stop` is set (e.g. service calls to the node)."""
+    import threading
+
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.executors import SingleThreadedExecutor
@@ -409,8 +413,15 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
         timer = node.create_timer(1.0 / rate, publish)
         start = time.monotonic()
         rss_start = process_stats(process.pid)[1]
+        stop = threading.Event()
+        loader = None if load is None else threading.Thread(target=load, args=(stop,))
+        if loader is not None:
+            loader.start()
         while time.monotonic() - start < seconds:
             executor.spin_once(timeout_sec=0.01)
+        stop.set()
+        if loader is not None:
+            loader.join()
         node.destroy_timer(timer)
         elapsed = time.monotonic() - start
         sent_during = len(sent_stamps)

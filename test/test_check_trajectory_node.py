@@ -3,6 +3,7 @@ sample, the time scale against re-timing the trajectory, payloads, and bad reque
 with the reason while the node keeps publishing."""
 
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -128,6 +129,21 @@ def test_a_payload_in_the_request_and_the_payload_in_use(harness):
     finally:
         assert harness.call(SetPayload, "set_payload",
                             SetPayload.Request(link="tool0", mass=0.0)).success
+
+
+def nice_of(thread_id):
+    """The nice value of one thread of this process (/proc, field 19 of stat)."""
+    with open(f"/proc/self/task/{thread_id}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[16])
+
+
+def test_the_check_runs_on_a_thread_of_lower_priority(harness):
+    _, msg = swing(3.0)
+    assert check(harness, msg).success
+    workers = [t for t in threading.enumerate() if t.name.startswith("dynamics_node_background")]
+    assert len(workers) == 1
+    main = nice_of(threading.main_thread().native_id)
+    assert nice_of(workers[0].native_id) == min(19, main + 10)
 
 
 def test_gravity_alone_beyond_the_margin_is_infeasible_at_any_speed(harness):

@@ -31,8 +31,10 @@ is out, so it never delays a command; without Pinocchio (backend rnea) it is off
 """
 
 import collections
+import concurrent.futures
 import functools
 import math
+import os
 import sys
 import threading
 import time
@@ -83,6 +85,7 @@ CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
 DEFAULT_SAMPLE_PERIOD = 1e-3    # ~/check_trajectory, s
+BACKGROUND_NICE = 10            # the background thread's nice value above the process's
 MAX_CHECK_SAMPLES = 200_000     # ~/check_trajectory: bounds one call's time and memory
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
 EVENT_LEVEL = {core.INFO: ControllerEvent.INFO, core.WARN: ControllerEvent.WARN,
@@ -153,6 +156,10 @@ class DynamicsNode(Node):
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.model = self.solver = self.checker = None
         self._trajectory_checker = (None, None)   # (payloads, solver) of ~/check_trajectory
+        # long computations a service asks for run on a thread of lower priority (nice), so
+        # that the joint-state thread and ROS's own threads get the processor first
+        self._background = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="dynamics_node_background", initializer=_lower_priority)
 
         # outputs without rclpy's default QoS-event handlers: each is an entity the executor
         # polls on every message (BENCHMARKS.md, "Design measurements"); a subscriber with
@@ -221,6 +228,8 @@ class DynamicsNode(Node):
     def destroy_node(self):
         if getattr(self, "joint_states", None) is not None:
             self.joint_states.stop()
+        if getattr(self, "_background", None) is not None:
+            self._background.shutdown(wait=True)
         return super().destroy_node()
 
     # -- configuration ---------------------------------------------------------------------
@@ -823,7 +832,7 @@ class DynamicsNode(Node):
     @_service(locked=False)
     def _srv_check_trajectory(self, request, response):
         """Check the trajectory on a solver of its own (batched in-house inverse dynamics),
-        outside the lock: the command stream goes on meanwhile."""
+        outside the lock, on the background thread: the command stream goes on meanwhile."""
         with self._lock:
             if self.controller is None:
                 raise ValueError("no robot description yet")
@@ -843,9 +852,9 @@ class DynamicsNode(Node):
         elif inertia.m != 0.0:
             raise ValueError("a payload needs payload_link (empty: the payload in use)")
         trajectory = conversions.trajectory_from_msg(request.trajectory, names, 0.0)
-        result = check_trajectory(self._checking_solver(payloads), trajectory,
-                                  self.urdf_model.effort_limit, period, margin,
-                                  MAX_CHECK_SAMPLES)
+        result = self._background.submit(
+            check_trajectory, self._checking_solver(payloads), trajectory,
+            self.urdf_model.effort_limit, period, margin, MAX_CHECK_SAMPLES).result()
         response.feasible = result.feasible
         if result.violation is not None:
             v = result.violation
@@ -883,6 +892,17 @@ class DynamicsNode(Node):
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return clock.now().nanoseconds * 1e-9
 
+
+
+def _lower_priority():
+    """Lower the calling thread's scheduling priority by BACKGROUND_NICE (Linux: nice is per
+    thread). Raising it back would need privileges: only for threads that stay background."""
+    thread = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread,
+                       os.getpriority(os.PRIO_PROCESS, thread) + BACKGROUND_NICE)
+    except OSError:
+        pass         # not permitted here: the thread runs at the process's priority
 
 
 def _payload_key(payloads):
