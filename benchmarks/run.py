@@ -340,12 +340,9 @@ def process_stats(pid):
     return cpu, rss
 
 
-def drive(command, out_topic, seconds, rate, names, positions, set_point=None, effort=None,
-          load=None):
+def drive(command, out_topic, seconds, rate, names, positions, set_point=None, effort=None):
     """Start `command`, publish JointState (with `effort`, the measured torques) at `rate`
-    for `seconds`, and measure. load(stop): run on a thread of its own while measuring,
-    until the threading.Event `stop` is set (e.g. service calls to the node)."""
-    import threading
+    for `seconds`, and measure."""
 
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -413,15 +410,8 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
         timer = node.create_timer(1.0 / rate, publish)
         start = time.monotonic()
         rss_start = process_stats(process.pid)[1]
-        stop = threading.Event()
-        loader = None if load is None else threading.Thread(target=load, args=(stop,))
-        if loader is not None:
-            loader.start()
         while time.monotonic() - start < seconds:
             executor.spin_once(timeout_sec=0.01)
-        stop.set()
-        if loader is not None:
-            loader.join()
         node.destroy_timer(timer)
         elapsed = time.monotonic() - start
         sent_during = len(sent_stamps)
@@ -488,6 +478,50 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     finally:
         rclpy.try_shutdown()
     return runs
+
+
+def check_load_benchmark(seconds, rate=1000.0, priority=PRIORITY):
+    """dynamics_node (Pinocchio, cross-check 1 Hz, observer on) at `rate`, alone and while
+    benchmarks/check_client.py calls ~/check_trajectory (10 001 samples) twice a second:
+    rows for the table."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+
+    import robo_dynamics as rd
+    from robo_dynamics.ros.demo import stop_processes
+    from robo_dynamics.ros.joint_state_thread import fifo_permitted
+    path, tip = ARMS["Panda (7-DoF)"]
+    model = rd.load_robot(path, tip_link=tip)
+    names = list(model.joint_names)
+    q0 = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
+    set_point = JointState(name=names, position=(q0 + 0.005).tolist())
+    effort = rd.make_solver(model, "pinocchio").gravity(q0)
+    level = priority if fifo_permitted(priority) else 0
+    command = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args",
+               "--log-level", "warn", "-p", f"robot_description_file:={path}",
+               "-p", f"tip_link:={tip}", "-p", "marker_rate:=0.0", "-p", "diagnostics_rate:=2.0",
+               "-p", f"thread_priority:={level}", "-p", "observer_gain:=[50.0]"]
+    rows = []
+    rclpy.init()
+    try:
+        for loaded in (False, True):
+            client = (subprocess.Popen([sys.executable, "-m", "benchmarks.check_client", "0.5"],
+                                       stdout=subprocess.PIPE, text=True) if loaded else None)
+            try:
+                run = drive(command, "/dynamics_node/commanded_torques", seconds, rate, names,
+                            q0, set_point, effort=effort)
+            finally:
+                if client is not None:
+                    stop_processes([client])
+            calls = client.stdout.read().split() if client is not None else []
+            worst = max((w[2] for w in run["windows"]), default=float("nan"))
+            rows.append(("with ~/check_trajectory twice a second" if loaded else "alone",
+                         run["sent"] - run["received"], f"{run['latency_p50']:.0f}",
+                         f"{run['latency_p99']:.0f}", f"{worst:.0f}",
+                         f"{calls[1]} × {calls[3]} ms" if len(calls) == 4 else "—"))
+    finally:
+        rclpy.try_shutdown()
+    return rows, level
 
 
 def callback_percentiles(run):
@@ -660,6 +694,21 @@ def main(argv=None):
               "scheduler) ...", flush=True)
         runs = node_benchmark(args.node_seconds)
         sections.append(node_section(runs, args.node_seconds, PRIORITY))
+        print(sections[-1], flush=True)
+
+        print("3b. node at 1 kHz while trajectories are checked ...", flush=True)
+        rows, level = check_load_benchmark(args.node_seconds)
+        sections.append(
+            "## 3b. Commands while trajectories are checked\n\ndynamics_node on the Panda at "
+            f"1 kHz for {args.node_seconds:.0f} s (Pinocchio, cross-check 1 Hz, observer on, "
+            + (f"joint-state thread SCHED_FIFO {level}" if level else "normal scheduler")
+            + "), alone and while `benchmarks/check_client.py`, another process, calls "
+            "`~/check_trajectory` every 0.5 s with a 10 s trajectory (10 001 samples; the "
+            "node checks on its background thread at nice +10). Latency: joint state "
+            "published → commanded torques received, µs; callback max: the largest "
+            "joint-state callback time the node reported on /diagnostics, µs.\n\n"
+            + markdown_table(("run", "drops", "latency p50", "latency p99", "callback max",
+                              "checks × median round trip"), rows))
         print(sections[-1], flush=True)
 
     output = pathlib.Path(args.output)
