@@ -131,13 +131,21 @@ def trajectory_check_cost():
             pin.computeGeneralizedGravity(pm, data, q[i])
     loop = min(_timed(pinocchio_loop) for _ in range(3)) * 1e3
     rows = [("Pinocchio loop (rnea + gravity per sample)", f"{loop:.1f}", "1.00×")]
+    # the same path twenty times faster, sampled twenty times as often: beyond the limits,
+    # so the check also computes g(q) and the time scale
+    fast = Trajectory(0.0, t / 20, trajectory.positions, trajectory.velocities * 20,
+                      trajectory.accelerations * 400)
     for backend in rd.BACKENDS:
         solver = rd.make_solver(model, backend)
-        ms = min(_timed(lambda: check_trajectory(solver, trajectory, model.effort_limit,
-                                                   sample_period=1e-3))
-                 for _ in range(5)) * 1e3
-        rows.append((f"check_trajectory, backend {backend} (sampling included)", f"{ms:.1f}",
-                     f"{ms / loop:.2f}×"))
+        for what, path, period in (("fits as timed", trajectory, 1e-3),
+                                   ("beyond the limits: time scale", fast, 5e-5)):
+            result = check_trajectory(solver, path, model.effort_limit, period)
+            assert len(result.times) == 10_001 and result.feasible == (path is trajectory)
+            ms = min(_timed(lambda: check_trajectory(solver, path, model.effort_limit,
+                                                       sample_period=period))
+                     for _ in range(5)) * 1e3
+            rows.append((f"check_trajectory, backend {backend}, {what}", f"{ms:.1f}",
+                         f"{ms / loop:.2f}×"))
     return rows
 
 
@@ -664,14 +672,16 @@ def main(argv=None):
 
     print("2b. trajectory check ...", flush=True)
     rows = trajectory_check_cost()
-    best = min(float(row[1]) for row in rows[1:])
+    best = max(float(row[1]) for row in rows if "backend rnea" in row[0])   # its worst case
     sections.append(
         "## 2b. Trajectory check\n\n`check_trajectory` (control/trajectory_check.py) on "
-        "10 001 samples (10 s at 1 ms) of a 7-DoF Panda trajectory: sampling the spline, "
-        "batched inverse dynamics and gravity, limits, first violation and time scale. "
-        "Against Pinocchio called per sample for the same torques. Best of 3–5 runs.\n\n"
+        "10 001 samples of a 7-DoF Panda trajectory (10 s at 1 ms; and the same path twenty "
+        "times faster, 0.5 s at 0.05 ms, beyond the limits): sampling the spline, batched "
+        "inverse dynamics, limits, first violation, and when beyond them g(q) and the time "
+        "scale. Against Pinocchio called per sample for the torques and gravity. Best of "
+        "3–5 runs.\n\n"
         + markdown_table(("what", "time [ms]", "× the loop"), rows)
-        + f"\n\nTarget: ≤ {CHECK_TARGET_MS:.0f} ms — {best:.1f} ms "
+        + f"\n\nTarget: ≤ {CHECK_TARGET_MS:.0f} ms — {best:.1f} ms (rnea, the slower case) "
         + ("(met)." if best <= CHECK_TARGET_MS else "(**not met**)."))
     print(sections[-1], flush=True)
 

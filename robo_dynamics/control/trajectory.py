@@ -66,6 +66,8 @@ class Trajectory:
         index = np.flatnonzero(inside)                    # degree + 1, n)
         for first in range(0, len(index), BLOCK):
             rows = index[first:first + BLOCK]
+            if rows[-1] - rows[0] == len(rows) - 1:       # consecutive (sorted times): a
+                rows = slice(rows[0], rows[-1] + 1)       # view, not a gather
             k = np.searchsorted(self.times, t[rows], side="right") - 1
             c = coefficients[k].transpose(1, 0, 2)        # each sample's: one gather
             q[rows], qd[rows], qdd[rows] = _evaluate(

@@ -32,9 +32,9 @@ EffortCheck = collections.namedtuple(
                     "reason", "times", "efforts", "limits"])
 EffortCheck.__doc__ = """feasible: every sample within the limits. violation: the first
 Violation, or None. peak_effort (n,) max |τ| per joint; peak_ratio (n,) that over its limit.
-min_time_scale: the smallest k ≥ 1 that keeps every sample within the limits (inf: gravity
-alone exceeds one). reason: a sentence. times (N,) [s], efforts (N, n), limits (n,) [N·m
-or N] as checked."""
+min_time_scale: the smallest k ≥ 1 that keeps every sample within the limits (1 when the
+trajectory fits as timed; inf when none does: gravity alone exceeds a limit). reason: a
+sentence. times (N,) [s], efforts (N, n), limits (n,) [N·m or N] as checked."""
 
 
 def sample_times(duration, sample_period):
@@ -69,16 +69,18 @@ def check_samples(solver, times, q, qd, qdd, limits, effort_margin=1.0):
     bound = effort_margin * np.asarray(limits, dtype=float)
     names = solver.model.joint_names
     tau = solver.inverse_dynamics_batch(q, qd, qdd)
-    g = solver.gravity_batch(q)
-    peak = np.max(np.abs(tau), axis=0)
+    magnitude = np.abs(tau)
+    peak = magnitude.max(axis=0)
     ratio = peak / bound
-    beyond = np.abs(tau) > bound
     violation = None
-    if beyond.any():
-        index, joint = np.argwhere(beyond)[0]
+    if (peak > bound).any():
+        index, joint = np.argwhere(magnitude > bound)[0]
         violation = Violation(int(index), float(times[index]), names[joint],
                               float(tau[index, joint]), float(bound[joint]))
-    scale, reason = _time_scale(tau, g, bound, names, times)
+    if violation is None:            # k = 1 fits: no slower time scale is asked for
+        scale, reason = 1.0, "within the limits as timed"
+    else:
+        scale, reason = _time_scale(tau, solver.gravity_batch(q), bound, names, times)
     return EffortCheck(violation is None, violation, peak, ratio, scale, reason, times, tau,
                        bound)
 
@@ -90,16 +92,18 @@ def _check_margin(effort_margin):
 
 def _time_scale(tau, g, bound, names, times):
     """(k, sentence): the smallest time scale ≥ 1 within the bounds (module docstring)."""
-    over = np.abs(g) > bound
-    if over.any():
-        index, joint = np.argwhere(over)[0]
+    magnitude = np.abs(g)
+    if (magnitude.max(axis=0) > bound).any():
+        index, joint = np.argwhere(magnitude > bound)[0]
         return math.inf, (f"gravity alone exceeds the limit of '{names[joint]}' at t = "
                           f"{times[index]:.3f} s ({g[index, joint]:+.4g} against "
                           f"{bound[joint]:.4g}): infeasible at any speed")
     d = tau - g                                  # what slowing down divides by k²
+    # the largest u with |g + d u| <= bound: (bound − g) / d where d > 0, (bound + g) / −d
+    # where d < 0, unbounded (inf) where d = 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        room = np.where(d > 0.0, (bound - g) / d, np.where(d < 0.0, (bound + g) / -d, np.inf))
-    u_max = min(1.0, float(room.min()))
+        room = (bound - np.sign(d) * g) / np.abs(d)
+    u_max = min(1.0, float(np.nanmin(room)))
     if u_max <= 0.0:
         return math.inf, "gravity alone is at a limit: infeasible at any speed"
     k = max(1.0, 1.0 / math.sqrt(u_max))
