@@ -9,8 +9,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rclpy.parameter import Parameter
 
 from robo_dynamics.ros.dynamics_node import DynamicsNode
-from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
-                                          SetPayload)
+from builtin_interfaces.msg import Duration
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robo_dynamics_interfaces.srv import (CheckTrajectory, ComputeDynamics, ForwardDynamics,
+                                          InverseDynamics, SetPayload)
 import robo_dynamics as rd
 from conftest import SHIPPED
 
@@ -134,6 +137,49 @@ def test_physical_payloads_are_accepted_and_weigh_what_they_weigh(node, mass, si
     np.testing.assert_allclose(node.solver.gravity(q), expected, rtol=0, atol=1e-9)
     assert node._srv_set_payload(SetPayload.Request(link="tool0", mass=0.0),
                                  SetPayload.Response()).success
+
+
+row = st.one_of(st.lists(number, min_size=6, max_size=6), vector)   # often one per joint
+point = st.tuples(row, st.one_of(st.just([]), row), st.one_of(st.just([]), row),
+                  st.one_of(st.integers(0, 5), st.integers(-5, 10 ** 6)),
+                  st.integers(0, 999_999_999))
+TALLY = {"answered": 0, "checked": 0}
+
+
+margin = st.one_of(st.just(0.0), st.floats(0.0, 1.0), number)
+period = st.one_of(st.just(0.0), st.floats(1e-3, 0.1), number)
+
+
+@SETTINGS
+@given(names, st.lists(point, max_size=4), margin, period)
+def test_check_trajectory_requests(node, joint_names, points, margin, period):
+    """Any request is answered: success only with finite peaks and a time scale >= 1, where
+    the trajectory is well formed (names, one value per joint, finite, increasing times,
+    margin and period in range); otherwise false with a reason, never an internal error."""
+    msg = JointTrajectory(joint_names=joint_names)
+    for positions, velocities, accelerations, sec, nanosec in points:
+        msg.points.append(JointTrajectoryPoint(
+            positions=positions, velocities=velocities, accelerations=accelerations,
+            time_from_start=Duration(sec=sec, nanosec=nanosec)))
+    response = node._srv_check_trajectory(
+        CheckTrajectory.Request(trajectory=msg, effort_margin=margin, sample_period=period),
+        CheckTrajectory.Response())
+    TALLY["answered"] += 1
+    if response.success:
+        TALLY["checked"] += 1
+        times = [sec + nanosec * 1e-9 for *_, sec, nanosec in points]
+        assert points and valid_state(joint_names, *[p[0] for p in points])
+        assert all(b > a for a, b in zip(times, times[1:])) and times[0] >= 0.0
+        assert margin == 0.0 or 0.0 < margin <= 1.0
+        assert period == 0.0 or 0.0 < period < math.inf
+        assert np.all(np.isfinite(response.peak_effort)) and response.min_time_scale >= 1.0
+    else:
+        assert response.message and "internal error" not in response.message
+
+
+def test_check_trajectory_fuzzing_reached_the_check():
+    """The generated requests above include some that were checked (not only refusals)."""
+    assert TALLY["answered"] == 0 or TALLY["checked"] >= 5, TALLY
 
 
 def test_node_still_computes_after_the_fuzzing(node):

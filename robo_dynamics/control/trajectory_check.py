@@ -69,6 +69,10 @@ def check_samples(solver, times, q, qd, qdd, limits, effort_margin=1.0):
     bound = effort_margin * np.asarray(limits, dtype=float)
     names = solver.model.joint_names
     tau = solver.inverse_dynamics_batch(q, qd, qdd)
+    if not np.isfinite(tau).all():
+        index = int(np.flatnonzero(~np.isfinite(tau).all(axis=1))[0])
+        raise ValueError(f"the torques are not finite at t = {times[index]:.6g} s: positions, "
+                         "velocities or accelerations out of range")
     magnitude = np.abs(tau)
     peak = magnitude.max(axis=0)
     ratio = peak / bound
