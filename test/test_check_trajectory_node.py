@@ -172,6 +172,10 @@ def _nan(msg):
     msg.points[2].positions[1] = math.nan
 
 
+def _huge_velocity(msg):
+    msg.points[2].velocities[1] = 1e200          # finite, but its square is not
+
+
 def _short(msg):
     msg.points[4].velocities = msg.points[4].velocities[:3]
 
@@ -181,6 +185,7 @@ def _short(msg):
     (bad(_backwards), "strictly increasing"),
     (bad(_nan), "must be finite"),
     (bad(_short), "every point needs 6 velocities"),
+    (bad(_huge_velocity), "the torques are not finite"),
     (CheckTrajectory.Request(), "trajectory has no points"),
     (bad(effort_margin=1.5), "effort_margin must be in (0, 1]"),
     (bad(effort_margin=math.nan), "effort_margin must be in (0, 1]"),
@@ -191,9 +196,9 @@ def _short(msg):
     (bad(payload_link="nowhere", payload=Inertia(m=1.0)), "'nowhere' is not a moving link"),
     (bad(payload_link="tool0", payload=Inertia(m=1.0, ixx=0.1, iyy=0.1, izz=0.5)),
      "triangle inequality"),
-], ids=["unknown joint", "time backwards", "NaN", "short velocities", "empty", "margin",
-        "margin NaN", "period", "too many samples", "payload without link", "heavy payload",
-        "unknown link", "unphysical inertia"])
+], ids=["unknown joint", "time backwards", "NaN", "short velocities", "huge velocity",
+        "empty", "margin", "margin NaN", "period", "too many samples", "payload without link",
+        "heavy payload", "unknown link", "unphysical inertia"])
 def test_bad_requests_answer_false_with_the_reason(harness, request_msg, fragment):
     response = harness.call(CheckTrajectory, "check_trajectory", request_msg)
     assert not response.success and fragment in response.message, response.message
