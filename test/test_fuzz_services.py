@@ -143,19 +143,37 @@ row = st.one_of(st.lists(number, min_size=6, max_size=6), vector)   # often one 
 point = st.tuples(row, st.one_of(st.just([]), row), st.one_of(st.just([]), row),
                   st.one_of(st.integers(0, 5), st.integers(-5, 10 ** 6)),
                   st.integers(0, 999_999_999))
+arbitrary = st.tuples(names, st.lists(point, max_size=4), number, number)
+
+
+@st.composite
+def well_formed(draw):
+    """A request the node should check: chain joints, 1–4 points one after another, one
+    value per joint, margin and period in range (values may still be huge)."""
+    count = draw(st.integers(1, 4))
+    value = st.one_of(st.floats(-3.0, 3.0), st.floats(-1e200, 1e200))
+    vectors = st.lists(value, min_size=6, max_size=6)
+    steps = draw(st.lists(st.integers(1, 2 * 10 ** 9), min_size=count, max_size=count))
+    with_velocities = draw(st.booleans())
+    points = []
+    for k, step in enumerate(steps):
+        nanoseconds = sum(steps[:k + 1]) - steps[0]
+        points.append((draw(vectors), draw(vectors) if with_velocities else [], [],
+                       nanoseconds // 10 ** 9, nanoseconds % 10 ** 9))
+    return (draw(st.one_of(st.just([]), st.permutations(NAMES).map(list))), points,
+            draw(st.floats(0.01, 1.0)), draw(st.floats(1e-3, 0.05)))
+
+
 TALLY = {"answered": 0, "checked": 0}
 
 
-margin = st.one_of(st.just(0.0), st.floats(0.0, 1.0), number)
-period = st.one_of(st.just(0.0), st.floats(1e-3, 0.1), number)
-
-
 @SETTINGS
-@given(names, st.lists(point, max_size=4), margin, period)
-def test_check_trajectory_requests(node, joint_names, points, margin, period):
+@given(st.one_of(well_formed(), arbitrary))
+def test_check_trajectory_requests(node, case):
     """Any request is answered: success only with finite peaks and a time scale >= 1, where
     the trajectory is well formed (names, one value per joint, finite, increasing times,
     margin and period in range); otherwise false with a reason, never an internal error."""
+    joint_names, points, margin, period = case
     msg = JointTrajectory(joint_names=joint_names)
     for positions, velocities, accelerations, sec, nanosec in points:
         msg.points.append(JointTrajectoryPoint(
