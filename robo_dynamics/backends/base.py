@@ -144,6 +144,18 @@ class DynamicsSolver(abc.ABC):
         q, qd, qdd = self._batch(q=q, qd=qd, qdd=qdd)
         return self._rnea_derivatives_batch(q, qd, qdd)
 
+    def joint_torque_regressor(self, q, qd, qdd):
+        """Y (n, 10 n_b) with τ = Y π (gravity included), π the ten inertial parameters of
+        every body in body_links order (algorithms/regressor.py: [m, m c, inertia about the
+        body frame's origin], body axes; model_parameters(model) gives the model's own)."""
+        q, qd, qdd = self._state(q=q, qd=qd, qdd=qdd)
+        return self._regressor_batch(q[None], qd[None], qdd[None])[0]
+
+    def joint_torque_regressor_batch(self, q, qd, qdd):
+        """Y (N, n, 10 n_b) for N states stacked in (N, n) arrays."""
+        q, qd, qdd = self._batch(q=q, qd=qd, qdd=qdd)
+        return self._regressor_batch(q, qd, qdd)
+
     def operational_space_inertia_batch(self, q, frame=LOCAL_WORLD_ALIGNED,
                                         kappa_max=KAPPA_MAX):
         """Λ (N, 6, 6) for N configurations (N, n), bounded near singularities as
@@ -281,6 +293,9 @@ class DynamicsSolver(abc.ABC):
 
     @abc.abstractmethod
     def _gravity_batch(self, q): ...
+
+    @abc.abstractmethod
+    def _regressor_batch(self, q, qd, qdd): ...
 
     # batched hooks: one call per state unless the backend has better
     def _mass_matrix_batch(self, q):

@@ -75,3 +75,10 @@ class CoupledSolver(DynamicsSolver):
 
     def _gravity_batch(self, q):
         return self.bodies_solver.gravity_batch(q @ self.G.T + self.offset) @ self.G
+
+    def _regressor_batch(self, q, qd, qdd):
+        """τ = Gᵀ Y_b π: the bodies' regressor seen by the coordinates."""
+        G = self.G
+        Y_b = self.bodies_solver.joint_torque_regressor_batch(q @ G.T + self.offset, qd @ G.T,
+                                                              qdd @ G.T)
+        return np.einsum("bj,Nbk->Njk", G, Y_b)

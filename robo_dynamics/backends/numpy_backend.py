@@ -5,7 +5,7 @@ import functools
 import numpy as np
 
 from ..algorithms import (crba_codegen, derivatives_codegen, jacobian, jacobian_codegen,
-                          momentum_codegen, rnea, rnea_codegen, small_linalg)
+                          momentum_codegen, regressor, rnea, rnea_codegen, small_linalg)
 from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED
 from ..spatial.rotations import cross
 from .base import DynamicsSolver
@@ -151,6 +151,9 @@ class NumpySolver(DynamicsSolver):
 
     def _gravity_batch(self, q):
         return self._gravity_batch_code(q)
+
+    def _regressor_batch(self, q, qd, qdd):
+        return regressor.regressor_batch(self.model, q, qd, qdd)
 
     def _mass_matrix_batch(self, q):
         n = q.shape[1]

@@ -198,6 +198,16 @@ class PinocchioSolver(DynamicsSolver):
     def _gravity_batch(self, q):
         return np.array([self._gravity(x) for x in q])
 
+    def _regressor_batch(self, q, qd, qdd):
+        """computeJointTorqueRegressor per state: rows our joints, column blocks our bodies
+        (Pinocchio's joint frame is our body frame; its parameter order is ours)."""
+        pm, data = self.pin_model, self.data
+        columns = np.concatenate([np.arange(10) + 10 * (pm.getJointId(name) - 1)
+                                  for name in self.model.joint_names])
+        return np.array([pin.computeJointTorqueRegressor(
+            pm, data, self._q(x), self._v(v), self._v(a))[np.ix_(self._idx_v, columns)]
+            for x, v, a in zip(q, qd, qdd)])
+
 
 def _six_rows(J):
     """A frame Jacobian as (6, nv): Pinocchio returns a one-column matrix as a (6,) array."""
