@@ -1,0 +1,166 @@
+"""A payload's inertial parameters from measured joint torques, by least squares on the
+joint-torque regressor (algorithms/regressor.py).
+
+A rigid payload at link L adds Y_L(q, q̇, q̈) π_p to the torques, Y_L the regressor's column
+block of L and π_p its ten parameters in L's frame. With y = τ_measured − τ_model the
+torques the model (without that payload) leaves unexplained, stacked over the recorded
+states,
+
+    y = Y_L π_p + e,    π̂ = argmin ‖y − Y_L π‖²
+
+(Atkeson, An & Hollerbach, "Estimation of inertial parameters of manipulator loads and
+links", IJRR 5(3), 1986). At rest (q̇ = q̈ = 0) only gravity acts: the columns of the inertia
+are zero and four parameters (m, m c) are all that poses can show; the inertia needs motion.
+A parameter set is fitted only when its columns, each scaled to unit norm, have a condition
+number below MAX_CONDITION; otherwise the inertia is left out (or nothing is fitted) and
+the reason says so, instead of returning noise. Standard deviations come from the residuals:
+cov(π̂) = σ̂² (YᵀY)⁻¹, σ̂² = ‖y − Y π̂‖² / (rows − parameters). A tare (the same states
+recorded without the payload) is subtracted from y: it cancels the arm's own model error and
+torque offsets, which a fit would otherwise blame on the payload.
+"""
+
+import collections
+import math
+
+import numpy as np
+
+from ..algorithms.regressor import body_from_parameters
+from ..spatial.inertia import physical_problems
+
+MAX_CONDITION = 1e3
+"""Largest condition number of the (column-scaled) regressor for which a parameter set is
+fitted: beyond it the data do not tell the parameters apart."""
+
+STATIC = 4          # m, m c: what poses at rest can identify
+FULL = 10           # and the inertia
+
+PayloadEstimate = collections.namedtuple("PayloadEstimate", [
+    "mass", "com", "inertia", "mass_std", "com_std", "inertia_std", "inertia_identified",
+    "condition_number", "rms_before", "rms_after", "samples", "reason"])
+PayloadEstimate.__doc__ = """mass [kg], com (3,) [m] in the link's frame, inertia (3, 3)
+[kg·m²] about the centre of mass, link axes (zero unless inertia_identified), their standard
+deviations (com_std (3,), inertia_std (6,) [xx, xy, yy, xz, yz, zz] or NaN), the condition
+number of the fitted (column-scaled) regressor, the torque RMS per joint [N·m or N] the
+model leaves unexplained before and after the payload is added, the states used, and a
+sentence on what was identified and why."""
+
+
+def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
+                     estimate_inertia=True):
+    """PayloadEstimate of the payload at `link` (a body link of solver.model) from N recorded
+    states q, q̇, q̈ (N, n) [model order] and the measured joint torques (N, n) [N·m or N].
+    solver's model is the arm without this payload. tare: (N, n) the torques measured in the
+    same states without the payload (None: the model is trusted). ValueError when nothing
+    can be identified, with the reason."""
+    model = solver.model
+    if link not in model.body_links:
+        raise ValueError(f"'{link}' is not a moving link of the chain: "
+                         f"{list(model.body_links)}")
+    q, qd, qdd, tau_measured = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau_measured))
+    if not all(np.isfinite(x).all() for x in (q, qd, qdd, tau_measured)):
+        raise ValueError("the recorded states and torques must be finite")
+    if tare is None:
+        y = tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)
+    else:
+        tare = np.asarray(tare, dtype=float)
+        if tare.shape != tau_measured.shape or not np.isfinite(tare).all():
+            raise ValueError("the tare must be finite torques of the same states")
+        y = tau_measured - tare
+    body = model.body_links.index(link)
+    Y = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + 10]
+    rows, target = Y.reshape(-1, 10), y.reshape(-1)
+    rms_before = np.sqrt(np.mean(y ** 2, axis=0))
+    reasons = []
+    count = FULL if estimate_inertia else STATIC
+    if count == FULL:
+        condition = _condition(rows[:, :FULL])
+        if condition > MAX_CONDITION:
+            reasons.append(f"inertia not identifiable from these states (condition number "
+                           f"{condition:.3g} > {MAX_CONDITION:g}: it needs motion that "
+                           "accelerates the payload's rotation)")
+            count = STATIC
+    condition = _condition(rows[:, :count])
+    if count == STATIC and condition > MAX_CONDITION:
+        raise ValueError(f"mass and centre of mass not identifiable from these states "
+                         f"(condition number {condition:.3g} > {MAX_CONDITION:g}): use "
+                         "poses that turn the link in several directions against gravity")
+    pi, std = _least_squares(rows[:, :count], target)
+    if not pi[0] > 0.0:
+        raise ValueError(f"the fit gives a mass of {pi[0]:.4g} kg: no payload is seen (or "
+                         "the tare is wrong)")
+    if count == FULL:
+        mass, com, inertia = body_from_parameters(pi)
+        problems = physical_problems(mass, inertia)
+        if problems:
+            reasons.append(f"the fitted inertia is not physical ({'; '.join(problems)}): "
+                           "fitted mass and centre of mass only")
+            count = STATIC
+            condition = _condition(rows[:, :STATIC])
+            pi, std = _least_squares(rows[:, :STATIC], target)
+    if count == STATIC:
+        mass, com = float(pi[0]), pi[1:4] / pi[0]
+        inertia = np.zeros((3, 3))
+    fitted = np.zeros(10)
+    fitted[:count] = pi
+    rms_after = np.sqrt(np.mean((y - Y @ fitted) ** 2, axis=0))
+    com_std = np.sqrt(std[1:4] ** 2 / mass ** 2 + (com * std[0] / mass) ** 2)  # first order
+    inertia_std = std[4:] if count == FULL else np.full(6, math.nan)
+    what = "mass, centre of mass and inertia" if count == FULL else "mass and centre of mass"
+    reasons.insert(0, f"identified {what} from {len(q)} states")
+    return PayloadEstimate(float(mass), com, inertia, float(std[0]), com_std, inertia_std,
+                           count == FULL, float(condition), rms_before, rms_after, len(q),
+                           "; ".join(reasons))
+
+
+def _condition(A):
+    """Condition number of A with its columns scaled to unit norm (inf for a zero column)."""
+    norms = np.linalg.norm(A, axis=0)
+    if not np.all(norms > 0.0):
+        return math.inf
+    s = np.linalg.svd(A / norms, compute_uv=False)
+    return float(s[0] / s[-1]) if s[-1] > 0.0 else math.inf
+
+
+def _least_squares(A, b):
+    """(x, standard deviations) of min ‖A x − b‖ (column-scaled for accuracy)."""
+    norms = np.linalg.norm(A, axis=0)
+    x_scaled, *_ = np.linalg.lstsq(A / norms, b, rcond=None)
+    x = x_scaled / norms
+    dof = max(1, A.shape[0] - A.shape[1])
+    sigma2 = float(np.sum((b - A @ x) ** 2)) / dof
+    covariance = sigma2 * np.linalg.inv((A / norms).T @ (A / norms)) / np.outer(norms, norms)
+    return x, np.sqrt(np.diag(covariance))
+
+
+def static_poses(solver, link, center, spread, count, candidates=400, seed=0):
+    """`count` poses (count, n) around `center` (n,) [rad or m], each joint within ±spread
+    (n,) of it and within its limits, chosen greedily from random candidates to make the
+    static regressor of `link` well conditioned (each added pose maximises the smallest
+    singular value of the stacked, column-scaled m, m c columns): poses that turn the link
+    against gravity in several directions."""
+    model = solver.model
+    body = model.body_links.index(link)
+    rng = np.random.default_rng(seed)
+    low = np.maximum(center - spread, np.where(model.upper > model.lower, model.lower, -np.inf))
+    high = np.minimum(center + spread, np.where(model.upper > model.lower, model.upper, np.inf))
+    pool = np.vstack([center, rng.uniform(low, high, (candidates, model.dof))])
+    zero = np.zeros_like(pool)
+    blocks = solver.joint_torque_regressor_batch(pool, zero, zero)[
+        :, :, 10 * body:10 * body + STATIC]
+    chosen = [0]
+    while len(chosen) < count:
+        best, best_value = None, -1.0
+        for k in range(len(pool)):
+            if k in chosen:
+                continue
+            A = blocks[chosen + [k]].reshape(-1, STATIC)
+            norms = np.linalg.norm(A, axis=0)
+            if not np.all(norms > 0.0):
+                continue
+            value = np.linalg.svd(A / norms, compute_uv=False)[-1]
+            if value > best_value:
+                best, best_value = k, value
+        if best is None:
+            break
+        chosen.append(best)
+    return pool[chosen]

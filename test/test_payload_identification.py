@@ -1,0 +1,118 @@
+"""Payload identification (control/payload_identification.py) on torques from Pinocchio with
+0.5 N·m of noise: mass and centre of mass from static poses it chooses, inertia from motion,
+the tare against a wrong arm model, and data that cannot show the payload refused."""
+
+import numpy as np
+import pytest
+
+import robo_dynamics as rd
+from robo_dynamics.control.payload_identification import identify_payload, static_poses
+from conftest import SHIPPED
+
+ROBOT = rd.load_robot(str(SHIPPED / "rd_ur5e.urdf"))
+LINK = "wrist_3_link"
+MASS, COM, INERTIA = 1.0, np.array([0.0, 0.02, 0.05]), np.diag([0.004, 0.005, 0.003])
+TRUTH = rd.make_solver(ROBOT.with_payload(LINK, MASS, COM, INERTIA), "pinocchio")
+CENTER = np.array([0.0, -1.57, 1.57, -1.57, -1.57, 0.0])
+SPREAD = np.array([0.3, 0.3, 0.3, 1.5, 1.5, 1.5])
+NOISE = 0.5              # N·m, the effort noise of the issue's target
+RATE = 1000.0            # Hz
+
+
+@pytest.fixture(scope="module")
+def solver():
+    return rd.make_solver(ROBOT, "rnea")
+
+
+def at_rest(poses, seconds, seed):
+    """(q, q̇, q̈, τ measured): each pose held `seconds` at RATE, torques with noise."""
+    q = np.repeat(poses, int(seconds * RATE), axis=0)
+    zero = np.zeros_like(q)
+    rng = np.random.default_rng(seed)
+    return q, zero, zero, TRUTH.inverse_dynamics_batch(q, zero, zero) + rng.normal(
+        0.0, NOISE, q.shape)
+
+
+def moving(seconds, seed):
+    """Sines of different frequencies on every joint (the wrist widest), with noise."""
+    t = np.arange(0.0, seconds, 1.0 / RATE)[:, None]
+    w = 2 * np.pi * np.array([0.2, 0.25, 0.3, 0.5, 0.6, 0.7])
+    a = np.array([0.3, 0.3, 0.3, 1.2, 1.2, 1.5])
+    q, qd, qdd = CENTER + a * np.sin(w * t), a * w * np.cos(w * t), -a * w * w * np.sin(w * t)
+    rng = np.random.default_rng(seed)
+    return q, qd, qdd, TRUTH.inverse_dynamics_batch(q, qd, qdd) + rng.normal(0.0, NOISE, q.shape)
+
+
+def test_mass_and_centre_of_mass_from_static_poses_it_chooses(solver):
+    poses = static_poses(solver, LINK, CENTER, SPREAD, 8)
+    assert np.all(np.abs(poses - CENTER) <= SPREAD + 1e-12)
+    estimate = identify_payload(solver, LINK, *at_rest(poses, 2.0, seed=1))   # 16 s of data
+    assert abs(estimate.mass - MASS) <= 0.02 * MASS
+    assert np.linalg.norm(estimate.com - COM) <= 0.005
+    assert not estimate.inertia_identified and "inertia not identifiable" in estimate.reason
+    assert estimate.condition_number < 10.0
+    # what is left is the noise, and the standard deviations say how sure the fit is
+    np.testing.assert_allclose(estimate.rms_after, NOISE, rtol=0.05)
+    assert np.all(estimate.rms_before >= estimate.rms_after - 1e-12)   # joint 1: vertical axis
+    assert estimate.rms_before.max() > 5 * estimate.rms_after.max()
+    assert abs(estimate.mass - MASS) <= 4 * estimate.mass_std
+
+
+def test_chosen_poses_condition_better_than_a_wrist_twist(solver):
+    """Turning only the last joint keeps the flange's axis against gravity: a worse set."""
+    chosen = static_poses(solver, LINK, CENTER, SPREAD, 4)
+    twist = np.repeat(CENTER[None], 4, axis=0)
+    twist[:, 5] += np.linspace(-1.2, 1.2, 4)
+    good = identify_payload(solver, LINK, *at_rest(chosen, 0.5, seed=2))
+    try:
+        poor = identify_payload(solver, LINK, *at_rest(twist, 0.5, seed=2)).condition_number
+    except ValueError as exc:
+        assert "not identifiable" in str(exc)
+        poor = np.inf
+    assert good.condition_number < poor
+
+
+def test_inertia_from_motion(solver):
+    estimate = identify_payload(solver, LINK, *moving(20.0, seed=3))
+    assert estimate.inertia_identified, estimate.reason
+    assert abs(estimate.mass - MASS) <= 0.02 * MASS
+    assert np.linalg.norm(estimate.com - COM) <= 0.005
+    np.testing.assert_allclose(np.diag(estimate.inertia), np.diag(INERTIA), rtol=0.2)
+
+
+def test_the_tare_cancels_the_arms_own_model_error(solver):
+    """The real arm is 5 % heavier than its URDF says and has torque offsets: without the
+    tare they are taken for payload; with it the mass is right again."""
+    poses = static_poses(solver, LINK, CENTER, SPREAD, 8)
+    heavier = ROBOT.with_payload("forearm_link", 0.05 * ROBOT.mass[2], [0.2, 0.0, 0.0],
+                                 np.zeros((3, 3)))
+    offsets = np.array([0.4, -0.3, 0.2, 0.1, -0.1, 0.05])
+    q, qd, qdd, _ = at_rest(poses, 1.0, seed=4)
+    rng = np.random.default_rng(5)
+    bare = rd.make_solver(heavier, "pinocchio").inverse_dynamics_batch(q, qd, qdd) + offsets
+    loaded = rd.make_solver(heavier.with_payload(LINK, MASS, COM, INERTIA), "pinocchio") \
+        .inverse_dynamics_batch(q, qd, qdd) + offsets
+    tare = bare + rng.normal(0.0, NOISE, q.shape)
+    measured = loaded + rng.normal(0.0, NOISE, q.shape)
+    untared = identify_payload(solver, LINK, q, qd, qdd, measured)
+    assert abs(untared.mass - MASS) > 0.03 * MASS         # the model error shows up
+    tared = identify_payload(solver, LINK, q, qd, qdd, measured, tare=tare)
+    assert abs(tared.mass - MASS) <= 0.02 * MASS
+    assert np.linalg.norm(tared.com - COM) <= 0.005
+
+
+def test_data_that_cannot_show_the_payload_are_refused(solver):
+    q, qd, qdd, tau = at_rest(CENTER[None], 1.0, seed=6)          # one pose
+    with pytest.raises(ValueError, match="not identifiable"):
+        identify_payload(solver, LINK, q, qd, qdd, tau)
+    with pytest.raises(ValueError, match="not a moving link"):
+        identify_payload(solver, "base_link", q, qd, qdd, tau)
+    tau[3, 2] = np.nan
+    with pytest.raises(ValueError, match="must be finite"):
+        identify_payload(solver, LINK, q, qd, qdd, tau)
+    poses = static_poses(solver, LINK, CENTER, SPREAD, 6)
+    q, qd, qdd, _ = at_rest(poses, 0.5, seed=7)
+    model = solver.inverse_dynamics_batch(q, qd, qdd)
+    empty = model - (TRUTH.inverse_dynamics_batch(q, qd, qdd) - model)   # a payload's opposite
+    with pytest.raises(ValueError, match="no payload is seen"):
+        identify_payload(solver, LINK, q, qd, qdd, empty)
