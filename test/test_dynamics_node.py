@@ -740,3 +740,28 @@ def test_a_subscriber_that_comes_after_simulated_time_went_back_gets_the_command
         if late:
             break
     assert late and list(late[-1].name) == NAMES
+
+
+def test_the_payload_in_use_is_on_a_latched_topic():
+    """~/payload (transient local): a subscriber that comes after start-up gets the start-up
+    payload, then every change ~/set_payload makes."""
+    from geometry_msgs.msg import InertiaStamped
+    h = Harness(backend="pinocchio", payload_link="tool0", payload_mass=1.5,
+                payload_com=[0.0, 0.01, 0.1], payload_inertia=[0.01, 0.0, 0.0, 0.02, 0.0, 0.03])
+    try:
+        h.stream("gravity")                                  # the node is up and running
+        got = []
+        h.peer.create_subscription(InertiaStamped, f"{h.node.get_fully_qualified_name()}/payload",
+                                   got.append, QoSProfile(
+                                       depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        assert h.spin_until(lambda: len(got) == 1)
+        start = got[0]
+        assert start.header.frame_id == "tool0" and start.inertia.m == 1.5
+        assert (start.inertia.com.y, start.inertia.com.z) == (0.01, 0.1)
+        assert (start.inertia.ixx, start.inertia.iyy, start.inertia.izz) == (0.01, 0.02, 0.03)
+        assert h.call(SetPayload, "set_payload", SetPayload.Request(link="tool0",
+                                                                    mass=0.0)).success
+        assert h.spin_until(lambda: len(got) == 2)
+        assert got[1].header.frame_id == "tool0" and got[1].inertia.m == 0.0
+    finally:
+        h.close()

@@ -43,8 +43,9 @@ def bag_files(path):
 def read_joint_states(path, joint_names, topic="/joint_states", progress=None):
     """Recording of the chain joints `joint_names` from `topic` in the bag at `path` (file or
     directory). progress(done, total) is called every PROGRESS_EVERY messages (total: from the
-    bag's summary, None without one) and once at the end with done == total. ValueError with the reason when
-    the topic is missing, carries another type, or gives fewer than three usable states."""
+    bag's summary, None without one) and once at the end with done == total. ValueError with
+    the reason when the topic is missing, carries another type, or gives fewer than three
+    usable states."""
     files = bag_files(path)
     total = _message_count(files, topic)
     layouts, skipped = {}, collections.Counter()

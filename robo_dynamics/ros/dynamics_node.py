@@ -11,8 +11,10 @@ Publishes   ~/commands (Float64MultiArray, command_joints order: the effort cont
             input) and ~/commanded_torques (JointState): the command stream of
             control/controller.py (gravity compensation, computed torque or safe hold,
             clamped and rate-limited); ~/gravity_torques (JointState, effort = g(q));
-            ~/events (ControllerEvent, transient local); ~/operational_space_inertia
-            (OperationalSpaceInertia); ~/markers (MarkerArray); ~/tip_wrench (WrenchStamped);
+            ~/events (ControllerEvent, transient local); ~/payload (InertiaStamped, transient
+            local: the payload in use at each link, frame_id = the link);
+            ~/operational_space_inertia (OperationalSpaceInertia); ~/markers (MarkerArray);
+            ~/tip_wrench (WrenchStamped);
             from the measured efforts (control/momentum_observer.py): ~/external_joint_torques
             (JointState, effort = τ_ext, the joints with an estimate), ~/external_wrench
             (WrenchStamped: the wrench the environment applies at tip_link's origin, base
@@ -42,7 +44,7 @@ import traceback
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock_type import ClockType
 from rclpy.event_handler import PublisherEventCallbacks
@@ -85,6 +87,7 @@ CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
 DEFAULT_SAMPLE_PERIOD = 1e-3    # ~/check_trajectory, s
+PAYLOAD_DEPTH = 10              # ~/payload: changes kept for late subscribers
 BACKGROUND_NICE = 10            # the background thread's nice value above the process's
 MAX_CHECK_SAMPLES = 200_000     # ~/check_trajectory: bounds one call's time and memory
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
@@ -181,6 +184,10 @@ class DynamicsNode(Node):
         self.pub_events = self.create_publisher(ControllerEvent, "~/events", QoSProfile(
             depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL,
             reliability=ReliabilityPolicy.RELIABLE))
+        # the payload in use, per link (the last PAYLOAD_DEPTH changes kept for late joiners)
+        self.pub_payload = self.create_publisher(InertiaStamped, "~/payload", QoSProfile(
+            depth=PAYLOAD_DEPTH, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            reliability=ReliabilityPolicy.RELIABLE))
         self._subscribed = dict.fromkeys((self.pub_command, self.pub_command_state,
                                           self.pub_gravity, self.pub_lambda,
                                           self.pub_external, self.pub_external_wrench,
@@ -276,6 +283,8 @@ class DynamicsNode(Node):
                                    "master joints; their joint states are ignored")
         for note in base.warnings:
             self.get_logger().warning(f"robot description: {note}")
+        for link, (mass, com, inertia) in self.payloads.items():
+            self._publish_payload(link, mass, com, inertia)
 
     def _build_solvers(self, payloads):
         """(model, solver, checker) for the URDF chain with `payloads`, warmed up. Takes
@@ -792,7 +801,20 @@ class DynamicsNode(Node):
             self.cross_check_result = {}
             self._cross_check_steps = None
         self._report(event)
+        self._publish_payload(request.link, request.mass, com, inertia)
         return message
+
+    def _publish_payload(self, link, mass, com, inertia):
+        """~/payload: the payload now at `link` (mass 0: none), in that link's frame."""
+        msg = InertiaStamped()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = link
+        msg.inertia.m = float(mass)
+        msg.inertia.com.x, msg.inertia.com.y, msg.inertia.com.z = (float(c) for c in com)
+        I = np.asarray(inertia, dtype=float)
+        (msg.inertia.ixx, msg.inertia.ixy, msg.inertia.ixz, msg.inertia.iyy, msg.inertia.iyz,
+         msg.inertia.izz) = (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])
+        self.pub_payload.publish(msg)
 
     @_service(locked=False)
     def _srv_set_contact_thresholds(self, request, response):
