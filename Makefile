@@ -8,6 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
                          interfaces/robo_dynamics_interfaces/*/*.srv \
+                         interfaces/robo_dynamics_interfaces/*/*.action \
                          interfaces/robo_dynamics_interfaces/CMakeLists.txt \
                          interfaces/robo_dynamics_interfaces/package.xml)
 
