@@ -32,6 +32,7 @@ MAX_CONDITION = 1e3
 fitted: beyond it the data do not tell the parameters apart."""
 
 STATIC = 4          # m, m c: what poses at rest can identify
+SIGNIFICANT = 3.0   # provisional_payload: standard deviations that set a value apart from 0
 FULL = 10           # and the inertia
 
 PayloadEstimate = collections.namedtuple("PayloadEstimate", [
@@ -110,6 +111,32 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
     return PayloadEstimate(float(mass), com, inertia, float(std[0]), com_std, inertia_std,
                            count == FULL, float(condition), rms_before, rms_after, len(q),
                            "; ".join(reasons))
+
+
+def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 0.0, 0.0)):
+    """(mass [kg], com (3,) [m]) that the states recorded so far suggest for the payload at
+    `link`, or None (no positive mass yet): the mass, and each component of m c that the
+    fit sets apart from zero by more than SIGNIFICANT standard deviations; the others (all
+    of them until the states tell m and m c apart) stay at com_guess. A centre of mass
+    guessed from too few poses is wrong across gravity, and on a light last joint a few
+    millimetres of it are a torque the arm does not need. A working guess to carry the
+    payload better while recording, never a result: identify_payload decides what is
+    identifiable."""
+    body = solver.model.body_links.index(link)
+    y = (tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)).reshape(-1)
+    Y = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + STATIC]
+    Y = Y.reshape(-1, STATIC)
+    guess = np.array(com_guess, dtype=float)
+    if _condition(Y) <= MAX_CONDITION:
+        pi, std = _least_squares(Y, y)
+        if not pi[0] > 0.0:
+            return None
+        found = np.abs(pi[1:]) > SIGNIFICANT * std[1:]
+        return float(pi[0]), np.where(found, pi[1:] / pi[0], guess)
+    column = Y[:, 0] + Y[:, 1:] @ guess          # the mass alone, at com_guess
+    weight = column @ column
+    mass = column @ y / weight if weight > 0.0 else 0.0
+    return (float(mass), guess) if mass > 0.0 else None
 
 
 def _condition(A):

@@ -23,6 +23,8 @@ Publishes   ~/commands (Float64MultiArray, command_joints order: the effort cont
 Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
             ~/set_contact_thresholds, ~/reset_observer (std_srvs/Trigger),
             ~/check_trajectory (does a trajectory fit the effort limits? at what time scale?)
+Actions     ~/identify_payload (IdentifyPayload: drive the arm through poses, fit the payload;
+            identification_action.py)
 The node converts messages, holds parameters and calls the controller core and the library;
 every control decision is the core's. It never crashes on what it receives: bad input is
 rejected, counted and reported. joint_states is taken on a thread of its own
@@ -71,6 +73,9 @@ from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
 from ..control.momentum_observer import DEFAULT_THRESHOLDS, UNKNOWN, external_wrench
+from ..control.payload_identification import (identify_payload, provisional_payload,
+                                              static_poses)
+from ..control.pose_recording import PoseRecording
 from ..control.trajectory import SetPoint
 from ..control.trajectory_check import check_trajectory
 from ..errors import BackendUnavailable, RoboDynamicsError
@@ -78,6 +83,7 @@ from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
 from .chain import command_index, load_chain, start_up_payload
 from .effort_output import EffortOutput
+from .identification_action import IdentificationAction
 from .joint_state_thread import JointStateThread
 from .spin import run
 
@@ -88,6 +94,7 @@ THROTTLE = 2.0            # seconds between repeated warnings
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
 DEFAULT_SAMPLE_PERIOD = 1e-3    # ~/check_trajectory, s
 PAYLOAD_DEPTH = 10              # ~/payload: changes kept for late subscribers
+DEFAULT_POSES, MAX_POSES = 8, 50   # ~/identify_payload
 BACKGROUND_NICE = 10            # the background thread's nice value above the process's
 MAX_CHECK_SAMPLES = 200_000     # ~/check_trajectory: bounds one call's time and memory
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
@@ -148,6 +155,7 @@ class DynamicsNode(Node):
         self.rejected_reason = ""
         self.errors = 0            # computations that raised (counted, never fatal)
         self.joint_states = None   # the joint-state thread, started at the end of __init__
+        self.identification = None  # the ~/identify_payload action's thread (same)
         self.controller = None     # the command stream (control/controller.py)
         self.last_condition = math.nan
         self.last_near_singular = False
@@ -159,6 +167,8 @@ class DynamicsNode(Node):
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.model = self.solver = self.checker = None
         self._trajectory_checker = (None, None)   # (payloads, solver) of ~/check_trajectory
+        self._recording = None     # the PoseRecording of an identification under way
+        self._tare = None          # (poses (K, n), mean torques (K, n)) of the last tare
         # long computations a service asks for run on a thread of lower priority (nice), so
         # that the joint-state thread and ROS's own threads get the processor first
         self._background = concurrent.futures.ThreadPoolExecutor(
@@ -231,8 +241,11 @@ class DynamicsNode(Node):
             self, JointState, "joint_states", self._on_joint_state,
             QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
             self.get_parameter("thread_priority").value)
+        self.identification = IdentificationAction(self)
 
     def destroy_node(self):
+        if getattr(self, "identification", None) is not None:
+            self.identification.stop()
         if getattr(self, "joint_states", None) is not None:
             self.joint_states.stop()
         if getattr(self, "_background", None) is not None:
@@ -439,8 +452,22 @@ class DynamicsNode(Node):
                 self._publish(msg.header.stamp, cycle, now)
             except Exception as exc:
                 self._computation_failed(exc)
+            if self._recording is not None:
+                self._record(now)
         if self._cross_check_due or self._cross_check_steps is not None:
             self._cross_check_step()
+
+    def _record(self, now):
+        """Give the state to the identification's PoseRecording, or end it when the arm has
+        left its plan (a hold, another desired motion)."""
+        run, controller = self._recording, self.controller
+        if controller.motion is run.trajectory and controller.mode == core.TRACKING:
+            merger = controller.merger
+            run.add(now, merger.q, merger.qd, controller.measured_torque())
+        else:
+            run.interrupted = (f"safe hold: {controller.hold_reason}" if controller.mode ==
+                               core.HOLD else "another desired motion replaced the poses")
+            self._recording = None
 
     def _publish(self, stamp, cycle, now):
         """The command first (what the arm is waiting for), then the gravity torques, then
@@ -771,9 +798,18 @@ class DynamicsNode(Node):
 
     @_service(locked=False)
     def _srv_set_payload(self, request, response):
-        """Validate, build the new solvers outside the lock (code generation takes tens of
-        ms: the command stream goes on meanwhile), then swap them in; the command ramps to
-        the new target."""
+        """Attach, replace or (mass 0) remove the payload at a link (apply_payload)."""
+        inertia = inertia_tensor(request.ixx, request.ixy, request.ixz, request.iyy,
+                                 request.iyz, request.izz)
+        com = [request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z]
+        return self.apply_payload(request.link, request.mass, com, inertia)
+
+    def apply_payload(self, link, mass, com, inertia):
+        """Make (mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the centre of mass, in
+        `link`'s frame) the payload at `link` (mass 0: none). Validates, builds the new
+        solvers outside the lock (code generation takes tens of ms: the command stream goes
+        on meanwhile), then swaps them in; the command ramps to the new target. Returns a
+        sentence; ValueError with the reason."""
         if not self.get_parameter("allow_model_changes").value:
             raise ValueError("model changes are disabled (parameter allow_model_changes is "
                              "false)")
@@ -782,17 +818,14 @@ class DynamicsNode(Node):
                 raise ValueError("no robot description yet")
             payloads = dict(self.payloads)
         limit = self.get_parameter("max_payload_mass").value
-        if not (math.isfinite(request.mass) and 0.0 <= request.mass <= limit):
+        if not (math.isfinite(mass) and 0.0 <= mass <= limit):
             raise ValueError(f"mass must be finite, >= 0 and <= max_payload_mass ({limit} kg), "
-                             f"got {request.mass}")
-        inertia = inertia_tensor(request.ixx, request.ixy, request.ixz, request.iyy,
-                                 request.iyz, request.izz)
-        com = [request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z]
-        self.urdf_model.with_payload(request.link, request.mass, com, inertia)  # validates
-        payloads[request.link] = (request.mass, com, inertia)
+                             f"got {mass}")
+        self.urdf_model.with_payload(link, mass, com, inertia)    # validates
+        payloads[link] = (mass, list(com), np.asarray(inertia, dtype=float))
         model, solver, checker = self._build_solvers(payloads)
-        message = (f"payload of {request.mass} kg at '{request.link}'" if request.mass > 0
-                   else f"payload at '{request.link}' removed")
+        message = (f"payload of {mass:.6g} kg at '{link}'" if mass > 0
+                   else f"payload at '{link}' removed")
         with self._lock:
             self.payloads = payloads
             self.model, self.solver, self.checker = model, solver, checker
@@ -801,7 +834,7 @@ class DynamicsNode(Node):
             self.cross_check_result = {}
             self._cross_check_steps = None
         self._report(event)
-        self._publish_payload(request.link, request.mass, com, inertia)
+        self._publish_payload(link, mass, com, inertia)
         return message
 
     def _publish_payload(self, link, mass, com, inertia):
@@ -903,6 +936,143 @@ class DynamicsNode(Node):
             self._trajectory_checker = (_payload_key(payloads), solver)
         return solver
 
+    # -- payload identification (the action: identification_action.py) -----------------------
+    def now(self):
+        """The node's clock [s]: the time of its controller and of a PoseRecording."""
+        return self._now()
+
+    def begin_pose_recording(self, goal):
+        """Plan the poses of an IdentifyPayload goal and start driving the arm through them:
+        (PoseRecording, the solver to fit with: the arm without a payload at goal.link, the
+        payload in use at goal.link: (mass, com, inertia) or None). ValueError with the
+        reason."""
+        timing = (goal.move_time or 3.0, goal.settle_time or 1.0, goal.record_time or 1.0)
+        with self._lock:
+            controller, model = self.controller, self.model
+            if controller is None:
+                raise ValueError("no robot description yet")
+            if self._recording is not None:
+                raise ValueError("an identification is already under way")
+            if goal.link not in model.body_links:
+                raise ValueError(f"'{goal.link}' is not a moving link of the chain: "
+                                 f"{list(model.body_links)}")
+            if goal.tare and goal.use_tare:
+                raise ValueError("tare and use_tare exclude each other")
+            if goal.use_tare and self._tare is None:
+                raise ValueError("use_tare: no tare recorded yet (a goal with tare: true)")
+            if not controller.running:
+                raise ValueError("no fresh joint states: the arm is not under control")
+            missing = [name for name, tau in zip(model.joint_names,
+                                                 controller.measured_torque()) if tau != tau]
+            if missing:
+                raise ValueError(f"the joint states carry no effort for {missing}: nothing "
+                                 "to identify from")
+            payloads = {k: v for k, v in self.payloads.items() if k != goal.link}
+            original = self.payloads.get(goal.link)
+            q = controller.merger.q.copy()
+        fit_solver = make_solver(self._model_with(payloads), "rnea")   # code generation:
+        poses = self._identification_poses(goal, q, fit_solver)        # outside the lock
+        with self._lock:
+            now = self._now()
+            run = PoseRecording(self.controller.merger.q, poses, now, *timing)
+            event = self.controller.desire(run.trajectory, now)
+            if event.kind == "tracking":
+                self._recording = run
+        self._report(event)
+        if event.kind != "tracking":
+            raise ValueError(event.message)
+        return run, fit_solver, original
+
+    def refine_pose_recording(self, run, fit_solver, goal, original):
+        """Between two poses: make the payload the states recorded so far suggest the one in
+        use (provisional_payload, at most max_payload_mass; the centre of mass of `original`,
+        the payload declared at the link before, until the poses show it), so that the arm
+        carries it better on the next moves: an unknown payload gives light wrist joints
+        tracking errors beyond max_tracking_error. Not for a tare (no payload then), nor when
+        model changes are off."""
+        if goal.tare or not self.get_parameter("allow_model_changes").value:
+            return
+        q, qd, tau, _ = run.arrays()
+        guess = provisional_payload(fit_solver, goal.link, q, qd, np.zeros_like(q), tau,
+                                    (0.0, 0.0, 0.0) if original is None else original[1])
+        if guess is not None:
+            mass = min(guess[0], self.get_parameter("max_payload_mass").value)
+            self.apply_payload(goal.link, mass, guess[1], np.zeros((3, 3)))
+
+    def restore_payload(self, link, payload):
+        """Put back the payload (mass, com, inertia) or none (None) at `link`."""
+        if self.get_parameter("allow_model_changes").value:
+            self.apply_payload(link, *(payload or (0.0, np.zeros(3), np.zeros((3, 3)))))
+
+    def _identification_poses(self, goal, q, solver):
+        """The goal's poses (K, n) in model order: given, the tare's, or chosen."""
+        names, n = self.model.joint_names, self.model.dof
+        if goal.poses.points:
+            if len(goal.poses.points) > MAX_POSES:
+                raise ValueError(f"at most {MAX_POSES} poses, got {len(goal.poses.points)}")
+            index = order_of(list(goal.poses.joint_names), names, "poses joint_names")
+            poses = np.array([conversions.vector(point.positions, n,
+                                                 f"poses point {k} positions")[index]
+                              for k, point in enumerate(goal.poses.points)])
+            if goal.use_tare and not np.allclose(poses, self._tare[0], atol=1e-6):
+                raise ValueError("use_tare: the poses must be the tare's (or empty)")
+            return poses
+        if goal.use_tare:
+            return self._tare[0]
+        count = goal.pose_count or DEFAULT_POSES
+        if not 2 <= count <= MAX_POSES:
+            raise ValueError(f"pose_count must be 2 to {MAX_POSES}, got {count}")
+        return static_poses(solver, goal.link, q, pose_spread(n), count)
+
+    def end_pose_recording(self, run):
+        """Stop driving the arm through `run`'s poses (cancel): it holds where it is."""
+        with self._lock:
+            if self._recording is not run:
+                return
+            self._recording = None
+            merger = self.controller.merger
+            event = self.controller.desire(SetPoint(merger.q.copy(), np.zeros(self.model.dof)),
+                                           self._now())
+        self._report(event)
+
+    def finish_pose_recording(self, run, fit_solver, goal, result):
+        """After the last pose: keep the tare, or fit the payload (and apply it). Fills the
+        IdentifyPayload result; returns its message. ValueError with the reason."""
+        with self._lock:
+            if self._recording is run:
+                self._recording = None
+        if run.interrupted:
+            hint = ("; an unknown payload can pull light joints off the poses: declare an "
+                    "approximate one first (~/set_payload) or raise kp"
+                    if "tracking error" in run.interrupted else "")
+            raise ValueError(f"the poses were interrupted: {run.interrupted}{hint}")
+        q, qd, tau, pose = run.arrays()
+        if goal.tare:
+            self._tare = (run.poses, run.pose_means())
+            return f"tare recorded at {len(run.poses)} poses ({len(q)} joint states)"
+        tare = self._tare[1][pose] if goal.use_tare else None
+        estimate = self._background.submit(identify_payload, fit_solver, goal.link, q, qd,
+                                           np.zeros_like(q), tau, tare, False).result()
+        inertia = result.payload
+        inertia.m = estimate.mass
+        inertia.com.x, inertia.com.y, inertia.com.z = estimate.com.tolist()
+        result.mass_std = estimate.mass_std
+        result.com_std.x, result.com_std.y, result.com_std.z = estimate.com_std.tolist()
+        result.inertia_identified = estimate.inertia_identified
+        result.condition_number = estimate.condition_number
+        result.joint_names = list(self.model.joint_names)
+        result.rms_before = estimate.rms_before.tolist()
+        result.rms_after = estimate.rms_after.tolist()
+        result.samples = estimate.samples
+        message = (f"{estimate.mass:.4g} ± {estimate.mass_std:.2g} kg at "
+                   f"{np.array2string(estimate.com, precision=4)} m in '{goal.link}' "
+                   f"({estimate.reason})")
+        if goal.apply:
+            self.apply_payload(goal.link, estimate.mass, estimate.com, estimate.inertia)
+            result.applied = True
+            message += "; applied"
+        return message
+
     def _now(self):
         """The node's clock in seconds. Without simulated time that is the system clock
         (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() is slower
@@ -914,6 +1084,17 @@ class DynamicsNode(Node):
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return clock.now().nanoseconds * 1e-9
 
+
+
+def pose_spread(n):
+    """How far [rad or m] chosen identification poses go from the current pose, per joint:
+    the two wrist joints before the last turn the payload against gravity in every
+    direction; the last joint, the lightest, stays (the payload's unknown inertia would pull
+    it off the moves), the others stay near."""
+    spread = np.full(n, 0.2)
+    spread[-3:-1] = 0.6
+    spread[-1] = 0.0
+    return spread
 
 
 def _lower_priority():

@@ -1,0 +1,121 @@
+"""~/identify_payload (robo_dynamics_interfaces/IdentifyPayload): the action server, on a
+helper node and thread of its own.
+
+A goal runs for as long as the arm takes through its poses (tens of seconds): its execute
+callback waits for that, so it must not be on the main node's executor (its timers and
+services would wait too) nor on the joint-state thread. The helper's executor has two
+threads, so that a cancel request is taken while a goal waits. The helper node
+(`<node>_identification`, same namespace, no parameters) serves the action under the main
+node's name and calls the main node's public methods: begin_pose_recording,
+end_pose_recording, finish_pose_recording (dynamics_node.py); the joint-state thread feeds the
+recording meanwhile.
+"""
+
+import threading
+
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
+                              ShutdownException)
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from robo_dynamics_interfaces.action import IdentifyPayload
+
+from ..control.pose_recording import DONE
+
+POLL = 0.05         # s between looks at the recording (feedback, end, cancel)
+
+
+class IdentificationAction:
+    """The action server of `owner` (a DynamicsNode), spun on a daemon thread."""
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.node = Node(f"{owner.get_name()}_identification", namespace=owner.get_namespace(),
+                         context=owner.context, use_global_arguments=False,
+                         start_parameter_services=False,
+                         parameter_overrides=[
+                             Parameter("start_type_description_service", value=False)])
+        self._busy = threading.Lock()        # one goal at a time
+        self.server = ActionServer(
+            self.node, IdentifyPayload, f"{owner.get_fully_qualified_name()}/identify_payload",
+            execute_callback=self._execute, goal_callback=self._goal,
+            cancel_callback=lambda _: CancelResponse.ACCEPT,
+            callback_group=ReentrantCallbackGroup())
+        # two threads: one waits in a goal's execute callback, the other takes cancel,
+        # goal and result requests meanwhile
+        self.executor = MultiThreadedExecutor(num_threads=2, context=owner.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self._spin, name=self.node.get_name(),
+                                       daemon=True)
+        self.thread.start()
+
+    def _spin(self):
+        try:
+            self.executor.spin()
+        except (ExternalShutdownException, ShutdownException):
+            pass
+        except Exception:          # rcl errors once the context is shut down: not a fault
+            if self.node is not None and self.node.context.ok():
+                raise
+
+    def _goal(self, _request):
+        return GoalResponse.REJECT if self._busy.locked() else GoalResponse.ACCEPT
+
+    def _execute(self, goal_handle):
+        """Drive, record, fit: the result, success false with the reason when refused,
+        interrupted or cancelled (the arm then holds where it is)."""
+        goal, result = goal_handle.request, IdentifyPayload.Result()
+        with self._busy:
+            try:
+                run, solver, original = self.owner.begin_pose_recording(goal)
+            except ValueError as exc:
+                return self._end(goal_handle, result, f"refused: {exc}", goal_handle.abort)
+            try:
+                return self._follow(goal_handle, goal, result, run, solver, original)
+            finally:
+                if not result.applied:
+                    self.owner.restore_payload(goal.link, original)
+
+    def _follow(self, goal_handle, goal, result, run, solver, original):
+        """Feedback until the last pose is recorded (refining the payload in use after each
+        pose), then the fit."""
+        feedback = IdentifyPayload.Feedback(poses=len(run.poses))
+        wake, refined = threading.Event(), 0
+        while True:
+            if goal_handle.is_cancel_requested:
+                self.owner.end_pose_recording(run)
+                return self._end(goal_handle, result, "cancelled: the arm holds where it is",
+                                 goal_handle.canceled)
+            pose, phase = run.phase(self.owner.now())
+            if phase == DONE or run.interrupted:
+                break
+            if pose > refined and run.samples:        # a pose recorded, the next one ahead
+                refined = pose
+                self.owner.refine_pose_recording(run, solver, goal, original)
+            feedback.pose, feedback.phase, feedback.samples = pose + 1, phase, run.samples
+            goal_handle.publish_feedback(feedback)
+            wake.wait(POLL)
+        try:
+            message = self.owner.finish_pose_recording(run, solver, goal, result)
+        except ValueError as exc:
+            return self._end(goal_handle, result, str(exc), goal_handle.abort)
+        result.success = True
+        return self._end(goal_handle, result, message, goal_handle.succeed)
+
+    def _end(self, goal_handle, result, message, state):
+        result.message = message
+        state()
+        self.owner.get_logger().info(f"identify_payload: {message}")
+        return result
+
+    def stop(self):
+        """Stop the thread and destroy the helper node (idempotent)."""
+        if self.node is None:
+            return
+        self.executor.shutdown()
+        self.thread.join(timeout=2.0)
+        self.server.destroy()
+        self.node.destroy_node()
+        self.node = None

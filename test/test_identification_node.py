@@ -1,0 +1,117 @@
+"""~/identify_payload over ROS 2: dynamics_node drives sim_arm (an unknown payload, noisy
+torque sensors, lockstep on simulated time) through poses it chooses, fits the payload and
+applies it; a tare; refusals and cancel with the reason."""
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import InertiaStamped
+from rclpy.action import ActionClient
+from rclpy.qos import DurabilityPolicy, QoSProfile
+
+from robo_dynamics.ros.dynamics_node import DynamicsNode
+from robo_dynamics.ros.sim_arm_node import SimArmNode
+from robo_dynamics_interfaces.action import IdentifyPayload
+from ros_harness import Loop, overrides
+from conftest import SHIPPED
+
+URDF = str(SHIPPED / "rd_ur5e.urdf")
+Q0 = [0.0, -1.2, 1.3, -1.6, -1.57, 0.0]
+# a compact 1 kg payload (a steel cylinder, radius 2 cm, 5 cm long) on the flange's axis
+LINK, MASS, COM = "wrist_3_link", 1.0, [0.0, 0.0, 0.05]
+INERTIA = [0.0003, 0.0, 0.0, 0.0003, 0.0, 0.0002]        # ixx ixy ixz iyy iyz izz [kg m²]
+TIMEOUT = 600.0      # s: a hang guard only; the test waits for the action's result
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ros_context(ros):
+    yield
+
+
+class ClosedLoop(Loop):
+    """sim_arm (the payload only it knows, 0.5 N·m sensor noise) ↔ dynamics_node, lockstep on
+    simulated time, and a client node for the action and ~/payload."""
+
+    def __init__(self, sim_payload_mass=MASS, **node_params):
+        """node_params: dynamics_node's parameters (e.g. a declared approximate payload)."""
+        sim = SimArmNode(parameter_overrides=overrides({
+            "robot_description_file": URDF, "initial_positions": Q0, "publish_rate": 500.0,
+            "lockstep": True, "lockstep_timeout": 1.0, "effort_noise": 0.5,
+            "payload_link": LINK, "payload_mass": sim_payload_mass, "payload_com": COM,
+            "payload_inertia": INERTIA}),
+            cli_args=["--ros-args", "-r", "effort_commands:=/dynamics_node/commands"])
+        node_params.setdefault("robot_description_file", URDF)
+        node = DynamicsNode(parameter_overrides=overrides(
+            {"use_sim_time": True, "marker_rate": 0.0, **node_params}))
+        super().__init__(sim, node)
+        self.sim, self.node = sim, node
+        self.client_node = self.add(rclpy.create_node("identification_client"))
+        self.client = ActionClient(self.client_node, IdentifyPayload,
+                                   "/dynamics_node/identify_payload")
+        self.payloads = []
+        self.client_node.create_subscription(
+            InertiaStamped, "/dynamics_node/payload", self.payloads.append,
+            QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self.feedback = []
+        assert self.spin_until(lambda: self.node.controller is not None
+                               and self.node.controller.running, timeout=60.0)
+
+    def run(self, cancel_when=None, **goal):
+        """Send a goal; its (status, result). cancel_when(feedback): cancel when it holds."""
+        assert self.client.wait_for_server(timeout_sec=10.0)
+        sent = self.client.send_goal_async(IdentifyPayload.Goal(**goal),
+                                           feedback_callback=self.feedback.append)
+        assert self.spin_until(sent.done, timeout=30.0)
+        handle = sent.result()
+        assert handle.accepted
+        result = handle.get_result_async()
+        cancelled = []
+        if cancel_when is not None:
+            assert self.spin_until(lambda: any(cancel_when(f.feedback) for f in self.feedback),
+                                   timeout=TIMEOUT)
+            cancelled.append(handle.cancel_goal_async())
+        assert self.spin_until(result.done, timeout=TIMEOUT)
+        return result.result().status, result.result().result
+
+
+def test_the_node_finds_the_payload_from_poses_it_chooses_and_applies_it():
+    loop = ClosedLoop()
+    try:
+        status, result = loop.run(link=LINK, pose_count=6, move_time=3.0, settle_time=0.5,
+                                  record_time=1.0, apply=True)
+        assert result.success, result.message
+        assert abs(result.payload.m - MASS) <= 0.02 * MASS
+        com = [result.payload.com.x, result.payload.com.y, result.payload.com.z]
+        assert np.linalg.norm(np.subtract(com, COM)) <= 0.005, com
+        assert not result.inertia_identified and result.applied
+        assert result.samples >= 6 * 400           # 1 s at 500 Hz per pose, nearly all
+        assert max(result.rms_after) < max(result.rms_before)
+        phases = {f.feedback.phase for f in loop.feedback}
+        assert {"moving", "settling", "recording"} <= phases
+        # the payload in use is now the one found, and ~/payload says so
+        assert loop.spin_until(lambda: loop.payloads and loop.payloads[-1].inertia.m > 0.0)
+        assert loop.payloads[-1].header.frame_id == LINK
+        assert loop.payloads[-1].inertia.m == pytest.approx(result.payload.m)
+        assert LINK in loop.node.payloads
+    finally:
+        loop.close()
+
+
+def test_refusals_and_cancel_leave_the_arm_holding():
+    loop = ClosedLoop()
+    try:
+        status, result = loop.run(link="nowhere")
+        assert not result.success and "'nowhere' is not a moving link" in result.message
+        status, result = loop.run(link=LINK, use_tare=True)
+        assert not result.success and "no tare recorded yet" in result.message
+        status, result = loop.run(link=LINK, pose_count=1)
+        assert not result.success and "pose_count must be 2 to 50" in result.message
+        status, result = loop.run(cancel_when=lambda f: f.phase == "moving", link=LINK,
+                                  pose_count=3, move_time=2.0)
+        assert status == 5 and "cancelled" in result.message          # GoalStatus CANCELED
+        controller = loop.node.controller
+        assert controller.mode == "tracking" and controller.motion.__class__.__name__ == \
+            "SetPoint"
+        assert loop.node.controller.motion.velocities.tolist() == [0.0] * 6
+    finally:
+        loop.close()
