@@ -116,3 +116,31 @@ def test_data_that_cannot_show_the_payload_are_refused(solver):
     empty = model - (TRUTH.inverse_dynamics_batch(q, qd, qdd) - model)   # a payload's opposite
     with pytest.raises(ValueError, match="no payload is seen"):
         identify_payload(solver, LINK, q, qd, qdd, empty)
+
+
+def test_pose_recording_plans_rest_to_rest_moves_and_keeps_only_the_windows():
+    from robo_dynamics.control.pose_recording import (MOVING, RECORDING, SETTLING, DONE,
+                                                      PoseRecording)
+    poses = np.array([CENTER + 0.1, CENTER - 0.2])
+    run = PoseRecording(CENTER, poses, start_time=10.0, move_time=2.0, settle_time=0.5,
+                        record_time=1.0)
+    assert run.windows == [(12.5, 13.5), (16.0, 17.0)] and run.end == 17.0
+    trajectory = run.trajectory
+    for t, pose in ((12.0, 0), (13.5, 0), (15.5, 1), (17.0, 1)):    # at each pose: at rest
+        q, qd, qdd = trajectory.sample(t)
+        np.testing.assert_allclose(q, poses[pose], atol=1e-12)
+        assert not qd.any() and not qdd.any()
+    np.testing.assert_allclose(trajectory.sample(10.0)[0], CENTER, atol=1e-12)
+    assert [run.phase(t)[1] for t in (11.0, 12.2, 13.0, 14.0, 15.8, 16.5, 17.5)] == \
+        [MOVING, SETTLING, RECORDING, MOVING, SETTLING, RECORDING, DONE]
+    zero = np.zeros(6)
+    for t in np.arange(10.0, 17.5, 0.01):
+        run.add(t, trajectory.sample(t)[0], zero, np.full(6, t))
+    q, qd, tau, pose = run.arrays()
+    times = tau[:, 0]
+    inside = ((times >= 12.5) & (times <= 13.5)) | ((times >= 16.0) & (times <= 17.0))
+    assert inside.all() and len(times) == run.samples and abs(len(times) - 200) <= 2
+    np.testing.assert_array_equal(pose, (times > 14.0).astype(int))
+    np.testing.assert_allclose(run.pose_means()[:, 0], [13.0, 16.5], atol=0.01)
+    with pytest.raises(ValueError, match="poses must be finite"):
+        PoseRecording(CENTER, [CENTER * np.nan], 0.0)
