@@ -1,4 +1,4 @@
-"""The README's main command, shortened: seven phases run on the MuJoCo plant, each meets
+"""The README's main command, shortened: eight phases run on the MuJoCo plant, each meets
 its verdict (the exit status), the table and the plots appear, and no process it started is
 left behind."""
 
@@ -66,14 +66,19 @@ def test_demo_runs_the_closed_loop(tmp_path):
                   "computed torque", "computed torque, friction compensated",
                   "computed torque, 1 kg payload declared",
                   "gravity compensation, 1 kg unknown payload",
+                  "computed torque, 1 kg payload identified by the node",
                   "computed torque, pushed on the forearm"):
         assert f"phase: {phase}" in out
     assert "plant: sim_arm engine mujoco (MuJoCo: shares no code with the node)" in out
-    assert len(verdicts) == 7 and all(v.endswith("as expected") for v in verdicts)
+    assert len(verdicts) == 8 and all(v.endswith("as expected") for v in verdicts)
     assert "NOT as expected" not in out
-    # external torques from noisy efforts: no contact in the five phases without an
+    # external torques from noisy efforts: no contact in the six phases without an
     # external load, and the push seen as a collision within 3/K_O + one period
-    assert out.count("external torques: no contact (") == 6          # 5 + the push's start
+    assert out.count("external torques: no contact (") == 7          # 6 + the push's start
+    # the payload the node found: its mass, and tracking with it as with the exact one
+    found = re.search(r"identification: identified ([\d.]+) kg \(truth 1 kg", out)
+    assert found and abs(float(found[1]) - 1.0) <= 0.05, found
+    assert re.search(r"payload identified by the node: .* ≤ 2×", out)
     found = re.search(r"collision (\d+) ms after it ≤ 3/K_O \+ one period = (\d+) ms", out)
     assert found and int(found[1]) <= int(found[2]), found
     external = plot.with_name(plot.stem + "_external_torques.png")

@@ -32,7 +32,7 @@ MAX_CONDITION = 1e3
 fitted: beyond it the data do not tell the parameters apart."""
 
 STATIC = 4          # m, m c: what poses at rest can identify
-SIGNIFICANT = 3.0   # provisional_payload: standard deviations that set a value apart from 0
+SIGNIFICANT = 3.0   # standard deviations that set a fitted value apart from 0 (what is applied)
 FULL = 10           # and the inertia
 
 PayloadEstimate = collections.namedtuple("PayloadEstimate", [

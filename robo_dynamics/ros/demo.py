@@ -1,5 +1,5 @@
 """The closed-loop demo on the default arm: sim_arm → joint_states → dynamics_node →
-effort commands → sim_arm, seven phases, each with fresh processes.
+effort commands → sim_arm, eight phases, each with fresh processes.
 
     python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
                                      [--free-running] [--output PNG]
@@ -23,7 +23,12 @@ observer, default thresholds): the phases without a push must show no contact.
    operator forgot to declare): the wrist starts to fall, the velocity watchdog switches to
    the safe hold (gravity compensation plus damping) on that joint state, and the arm sinks
    slowly against the damping instead of falling;
-7. tracking as in 4. while a person pushes the forearm (PUSH_FORCE N at its end, by the
+7. tracking as in 5., the node told only a rough mass (IDENTIFY_GUESS_KG): it first finds
+   the payload itself (~/identify_payload: poses it chooses, mass and centre of mass from
+   the noisy efforts, applied), the arm goes back to the start, then tracks; the identified
+   mass within IDENTIFIED_MASS_BOUND and the tracking RMS within IDENTIFIED_RMS_RATIO × the
+   exact payload's (phase 5);
+8. tracking as in 4. while a person pushes the forearm (PUSH_FORCE N at its end, by the
    wrist, for PUSH_SECONDS): the node estimates the push's joint torques from the noisy
    efforts, reports the collision (default thresholds) and holds the arm; estimate against
    the truth (sim_arm publishes the joint torques of the push) in a second plot.
@@ -66,6 +71,11 @@ EFFORT_NOISE = 0.5          # N·m: standard deviation of the simulated torque s
 PUSH_FORCE = 30.0           # N, perpendicular to the forearm, at its end (by the wrist)
 PUSH_SECONDS = 0.3
 OBSERVER_GAIN = 50.0        # 1/s: the node's default observer_gain
+IDENTIFY_GUESS_KG = 1.3     # the operator's rough guess of the 1 kg payload (30 % off)
+IDENTIFY_GOAL = {"pose_count": 5, "move_time": 2.0, "settle_time": 0.5, "record_time": 0.5}
+IDENTIFIED_MASS_BOUND = 0.05   # relative: what the identified mass must be within
+IDENTIFIED_RMS_RATIO = 2.0     # tracking RMS after identification / with the exact payload
+RETURN_SECONDS = 2.0           # s: back to Q0 after the identification's poses
 
 
 def desired(t):
@@ -77,15 +87,17 @@ def desired(t):
 
 class Phase:
     """payload_kg: a payload at the flange in the simulation; declared: the node knows it too
-    (its start-up payload parameters); friction: the node compensates the plant's joint
-    friction (knowing its coefficients); expect: 'hold' when the safety envelope must
-    abandon the motion for its safe hold, else 'track'."""
+    (its start-up payload parameters); guess_kg: the node is told only this rough mass, then
+    finds the payload itself (~/identify_payload) before tracking; friction: the node
+    compensates the plant's joint friction (knowing its coefficients); expect: 'hold' when
+    the safety envelope must abandon the motion for its safe hold, else 'track'."""
 
     def __init__(self, name, track, payload_kg=0.0, declared=False, friction=False,
-                 expect="track", bound=None, push=False):
+                 expect="track", bound=None, push=False, guess_kg=None):
         self.name, self.track, self.payload_kg = name, track, payload_kg
         self.declared, self.friction, self.expect = declared, friction, expect
         self.push = push
+        self.guess_kg = guess_kg      # declared roughly, then identified by the node
         self.bound = bound if bound is not None else (TRACKING_BOUND if track
                                                       else DRIFT_BOUND)
 
@@ -102,6 +114,8 @@ PHASES = [Phase("gravity compensation", False),
           Phase("computed torque, 1 kg payload declared", True, 1.0, declared=True,
                 friction=True),
           Phase("gravity compensation, 1 kg unknown payload", False, 1.0, expect="hold"),
+          Phase("computed torque, 1 kg payload identified by the node", True, 1.0,
+                friction=True, guess_kg=IDENTIFY_GUESS_KG),
           Phase("computed torque, pushed on the forearm", True, friction=True, expect="hold",
                 push=True)]
 
@@ -125,6 +139,11 @@ def start_processes(urdf, phase, rate, engine, lockstep):
         sim += payload
     if phase.declared:
         node += payload
+    if phase.guess_kg is not None:     # declared at the flange's body (wrist_3_link), where
+        from .. import load_robot      # the node identifies it: the flange's origin in it
+        flange = load_robot(urdf).tip_translation.tolist()
+        node += ["-p", "payload_link:=wrist_3_link", "-p", f"payload_mass:={phase.guess_kg}",
+                 "-p", f"payload_com:={flange}"]
     if phase.friction:
         node += ["-p", "friction_compensation:=true", "-p", f"viscous_friction:={JOINT_DAMPING}",
                  "-p", f"coulomb_friction:={JOINT_FRICTION}"]
@@ -231,6 +250,19 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
     try:
         # a second of steady commands first: the processes are then past discovery
         spin_until(lambda: log and seen["commands"] >= rate, "the nodes did not start")
+        identified = None
+        if phase.guess_kg is not None:     # the node finds the payload, then back to Q0
+            identified = identify(node, executor, processes, phase, progress)
+            print()
+            answered, now = len(events), clock()
+            trajectory_pub.publish(move_to(names, log[-1][1], Q0, now, RETURN_SECONDS))
+            spin_until(lambda: any(e.kind in ("tracking", "refused")
+                                   for _, e in events[answered:]), "no answer to the move")
+            deadline = time.monotonic() + 60.0 + 20.0 * RETURN_SECONDS
+            while clock() < now + RETURN_SECONDS + 0.5:
+                executor.spin_once(timeout_sec=0.01)
+                if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
+                    raise RuntimeError(f"phase '{phase.name}': the return to Q0 stalled")
         for _ in range(3):
             now = clock()
             start = now + LEAD_IN
@@ -274,10 +306,64 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
                 "estimate": np.array([c[2] for c in contact]),
                 "contact_threshold": contact[-1][3] if contact else None,
                 "truth_t": np.array([c[0] for c in truth]) - start,
-                "truth": np.array([c[1] for c in truth]), "push_at": push_at}
+                "truth": np.array([c[1] for c in truth]), "push_at": push_at,
+                "identified": identified}
     return (stamps[keep], np.array([entry[1] for entry in log])[keep],
             np.array([entry[2] for entry in log])[keep],
             [(t - start, e) for t, e in events if e.kind not in ("started",)], observed)
+
+
+def identify(node, executor, processes, phase, progress):
+    """The ~/identify_payload goal (poses the node chooses around the current one, apply):
+    its Result, once the node has moved through the poses and fitted."""
+    from rclpy.action import ActionClient
+    from robo_dynamics_interfaces.action import IdentifyPayload
+    client = ActionClient(node, IdentifyPayload, "/dynamics_node/identify_payload")
+    deadline = time.monotonic() + 900.0          # lockstep: a loaded machine takes longer
+
+    def wait(future, what):
+        while not future.done():
+            executor.spin_once(timeout_sec=0.05)
+            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
+                raise RuntimeError(f"phase '{phase.name}': {what}")
+
+    shown = [None]
+
+    def show(message):
+        f = message.feedback
+        if (f.pose, f.phase) != shown[0]:       # a line per step, not per feedback
+            shown[0] = (f.pose, f.phase)
+            progress(f"  identifying the payload: pose {f.pose}/{f.poses}, {f.phase:<9}, "
+                     f"{f.samples} states")
+    try:
+        if not client.wait_for_server(timeout_sec=30.0):
+            raise RuntimeError(f"phase '{phase.name}': no ~/identify_payload action")
+        sent = client.send_goal_async(
+            IdentifyPayload.Goal(link="wrist_3_link", apply=True, **IDENTIFY_GOAL),
+            feedback_callback=show)
+        wait(sent, "the identification goal was not answered")
+        if not sent.result().accepted:
+            raise RuntimeError(f"phase '{phase.name}': the identification goal was rejected")
+        result = sent.result().get_result_async()
+        wait(result, "the identification did not end")
+        return result.result().result
+    finally:
+        client.destroy()
+
+
+def move_to(names, q_from, q_to, now, seconds):
+    """A JointTrajectory stamped `now` from rest at q_from to rest at q_to in `seconds`."""
+    import rclpy.duration
+    import rclpy.time
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp = rclpy.time.Time(seconds=now).to_msg()
+    rest = [0.0] * len(names)
+    for t, q in ((0.0, q_from), (seconds, q_to)):
+        msg.points.append(JointTrajectoryPoint(
+            positions=np.asarray(q, dtype=float).tolist(), velocities=rest, accelerations=rest,
+            time_from_start=rclpy.duration.Duration(seconds=t).to_msg()))
+    return msg
 
 
 def forearm_push(robot, force):
@@ -292,6 +378,21 @@ def forearm_push(robot, force):
     msg.wrench.force.y = force
     (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = np.cross(end, f).tolist()
     return msg
+
+
+def identification_verdict(phase, observed):
+    """(as expected?, sentence) on the payload the node found (phases with guess_kg)."""
+    result = observed["identified"]
+    if not result.success:
+        return False, f"NOT as expected: identification failed: {result.message}"
+    error = abs(result.payload.m - phase.payload_kg) / phase.payload_kg
+    ok = error <= IDENTIFIED_MASS_BOUND and result.applied
+    com = result.payload.com
+    return ok, (f"identified {result.payload.m:.4f} kg (truth {phase.payload_kg:g} kg, told "
+                f"{phase.guess_kg:g} kg; error {100 * error:.1f} % "
+                f"{'≤' if ok else '>'} {100 * IDENTIFIED_MASS_BOUND:g} %), centre of mass "
+                f"({com.x:.4f}, {com.y:.4f}, {com.z:.4f}) m in wrist_3_link, from "
+                f"{result.samples} states; applied{', as expected' if ok else ''}")
 
 
 def verdict(phase, summary, events):
@@ -479,6 +580,10 @@ def main(argv=None):
             failed += not (ok and seen)
             print(f"  verdict: {sentence}")
             print(f"  external torques: {contact_sentence}")
+            if phase.guess_kg is not None:
+                found, sentence = identification_verdict(phase, observed)
+                failed += not found
+                print(f"  identification: {sentence}")
             if phase.push:
                 pushed = observed
     except KeyboardInterrupt:
@@ -496,6 +601,16 @@ def main(argv=None):
           f"{g_off['final'].max():.2e} → {g_on['final'].max():.2e} rad; computed torque max "
           f"error {t_off['max'].max():.2e} → {t_on['max'].max():.2e} rad, RMS (worst joint) "
           f"{t_off['rms'].max():.2e} → {t_on['rms'].max():.2e} rad")
+    identified = [p for p in PHASES if p.guess_kg is not None]
+    if identified:
+        exact = results["computed torque, 1 kg payload declared"]["rms"].max()
+        after = results[identified[0].name]["rms"].max()
+        ok = after <= IDENTIFIED_RMS_RATIO * exact
+        failed += not ok
+        print(f"payload identified by the node: tracking RMS (worst joint) {after:.2e} rad "
+              f"against {exact:.2e} rad with the payload declared exactly: "
+              f"{after / exact:.2f}× {'≤' if ok else '>'} {IDENTIFIED_RMS_RATIO:g}×"
+              + ("" if ok else ", NOT as expected"))
     quiet = [f["ratio"] for p in PHASES if p.expect != "hold" and (f := contacts[p.name])]
     push = contacts[PHASES[-1].name]
     print(f"external torques (effort noise {EFFORT_NOISE} N·m, observer gain "
