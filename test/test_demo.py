@@ -86,7 +86,7 @@ def test_demo_runs_the_closed_loop(tmp_path):
     assert "safe hold: joint" in out                 # the unknown payload's event, printed
     assert "loopback only" in out and plot.is_file() and plot.stat().st_size > 10_000
     rows = [line for line in out.splitlines() if line.rstrip().endswith("%")]
-    assert len(rows) == 42                     # 7 phases × 6 joints
+    assert len(rows) == 48                     # 8 phases × 6 joints
     # the summary's drift is the largest final error of the gravity-compensation phase in
     # the table, and gravity compensation with the exact model holds the arm within 1 mrad
     # (the physics is asserted tightly in test_simulation.py and test_sim_arm_node.py)
