@@ -79,6 +79,8 @@ def test_demo_runs_the_closed_loop(tmp_path):
     found = re.search(r"identification: identified ([\d.]+) kg \(truth 1 kg", out)
     assert found and abs(float(found[1]) - 1.0) <= 0.05, found
     assert re.search(r"payload identified by the node: .* ≤ 2×", out)
+    payload_plot = plot.with_name(plot.stem + "_payload.png")
+    assert payload_plot.is_file() and payload_plot.stat().st_size > 5_000
     found = re.search(r"collision (\d+) ms after it ≤ 3/K_O \+ one period = (\d+) ms", out)
     assert found and int(found[1]) <= int(found[2]), found
     external = plot.with_name(plot.stem + "_external_torques.png")

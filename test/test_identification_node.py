@@ -97,6 +97,47 @@ def test_the_node_finds_the_payload_from_poses_it_chooses_and_applies_it():
         loop.close()
 
 
+def test_recording_while_the_arm_moves_under_a_trajectory_of_ones_own():
+    """duration: the node records while it tracks a trajectory sent by someone else (the
+    wrist swinging), q̈ from the recorded velocities; mass and centre of mass as from poses,
+    and the inertia identified or said not to be (the compact payload's is small against
+    the noise)."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    loop = ClosedLoop(payload_link=LINK, payload_mass=0.8, payload_com=[0.0, 0.0, 0.04])
+    try:
+        names = list(loop.node.model.joint_names)
+        q0 = loop.node.controller.merger.q.copy()
+        amplitude = np.array([0.0, 0.0, 0.0, 0.4, 0.4, 0.0])
+        msg = JointTrajectory(joint_names=names)
+        for t in np.arange(0.0, 14.0, 0.05):          # 1 − cos: from rest at the current pose
+            w = 2 * np.pi * np.array([0, 0, 0, 0.4, 0.55, 0])
+            msg.points.append(JointTrajectoryPoint(
+                positions=(q0 + amplitude * (1 - np.cos(w * t))).tolist(),
+                velocities=(amplitude * w * np.sin(w * t)).tolist(),
+                accelerations=(amplitude * w * w * np.cos(w * t)).tolist(),
+                time_from_start=Duration(sec=int(t), nanosec=int(round((t % 1) * 1e9)))))
+        publisher = loop.client_node.create_publisher(JointTrajectory,
+                                                      "/dynamics_node/desired_trajectory", 10)
+        publisher.publish(msg)
+        assert loop.spin_until(lambda: loop.node.controller.mode == "tracking")
+        status, result = loop.run(link=LINK, duration=10.0, estimate_inertia=True)
+        assert result.success, result.message
+        assert result.samples >= 10 * 500 - 10
+        assert abs(result.payload.m - MASS) <= 0.02 * MASS
+        com = [result.payload.com.x, result.payload.com.y, result.payload.com.z]
+        assert np.linalg.norm(np.subtract(com, COM)) <= 0.005, com
+        if result.inertia_identified:
+            diagonal = [result.payload.ixx, result.payload.iyy, result.payload.izz]
+            np.testing.assert_allclose(diagonal, np.array(INERTIA)[[0, 3, 5]], rtol=0.2)
+        else:
+            assert "inertia not identifiable" in result.message \
+                or "not physical" in result.message, result.message
+        assert not result.applied and loop.node.payloads[LINK][0] == 0.8   # put back
+    finally:
+        loop.close()
+
+
 def test_refusals_and_cancel_leave_the_arm_holding():
     loop = ClosedLoop()
     try:
@@ -106,6 +147,8 @@ def test_refusals_and_cancel_leave_the_arm_holding():
         assert not result.success and "no tare recorded yet" in result.message
         status, result = loop.run(link=LINK, pose_count=1)
         assert not result.success and "pose_count must be 2 to 50" in result.message
+        status, result = loop.run(link=LINK, duration=5.0, tare=True)
+        assert not result.success and "not with duration" in result.message
         status, result = loop.run(cancel_when=lambda f: f.phase == "moving", link=LINK,
                                   pose_count=3, move_time=2.0)
         assert status == 5 and "cancelled" in result.message          # GoalStatus CANCELED

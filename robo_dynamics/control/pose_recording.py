@@ -1,5 +1,6 @@
-"""Driving the arm through poses and recording it at rest at each: the data of payload
-identification (payload_identification.py).
+"""Driving the arm through poses and recording it at rest at each (PoseRecording), or
+recording it for a while as it moves (TimedRecording): the data of payload identification
+(payload_identification.py).
 
 A PoseRecording plans one desired Trajectory (control/trajectory.py) from the current pose
 through every pose: a move of move_time (quintic, from rest to rest), then a hold of
@@ -83,3 +84,36 @@ class PoseRecording:
         if any(len(rows) == 0 for rows in self._rows):
             raise ValueError("a pose has no recorded joint state")
         return np.array([np.mean([row[2] for row in rows], axis=0) for rows in self._rows])
+
+
+class TimedRecording:
+    """The joint states from start_time for `duration` [s], however the arm moves (the node
+    does not drive it): the same interface as PoseRecording, one 'pose', no trajectory."""
+
+    def __init__(self, start_time, duration):
+        if not 0.0 < duration < np.inf:
+            raise ValueError(f"duration must be > 0 and finite, got {duration}")
+        self.trajectory, self.poses = None, None
+        self.windows = [(start_time, start_time + duration)]
+        self.end = start_time + duration
+        self._rows = []
+        self.interrupted = None
+
+    def add(self, t, q, qd, tau):
+        """One joint state at time t [s]: kept when inside the recording window."""
+        if self.windows[0][0] <= t <= self.end:
+            self._rows.append((t, q.copy(), qd.copy(), tau.copy()))
+
+    def phase(self, t):
+        """(0, RECORDING) until the end, then (0, DONE)."""
+        return 0, RECORDING if t <= self.end else DONE
+
+    @property
+    def samples(self):
+        return len(self._rows)
+
+    def arrays(self):
+        """(times (N,) [s], q, q̇, τ_m (N, n)) of the recorded states."""
+        if len(self._rows) < 3:
+            raise ValueError(f"{len(self._rows)} joint states recorded: at least 3 needed")
+        return tuple(np.array([row[i] for row in self._rows]) for i in range(4))

@@ -15,6 +15,7 @@ import os
 import numpy as np
 from mcap.reader import make_reader
 
+from ..control.state_derivatives import WINDOW, velocities_and_accelerations
 from . import cdr_joint_state
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -128,24 +129,11 @@ def _reasons(skipped):
     return f" (skipped: {', '.join(counts)})" if counts else ""
 
 
-def derivatives(recording, window=0.02):
-    """(q̇, q̈), each (N, n), for the recorded states: q̇ as recorded, or else the central
-    differences of q; q̈ the slope of q̇ across a window of `window` seconds centred on each
-    state, (q̇(t + w/2) − q̇(t − w/2)) / w with q̇ interpolated linearly between states and
-    the window cut at the recording's ends (window 0: central differences). Differentiating
-    a measurement amplifies its noise: the window trades noise for lag-free smoothing."""
-    t = recording.times
-    qd = recording.velocities
-    if qd is None:
-        qd = np.gradient(recording.positions, t, axis=0)
-    if window <= 0.0:
-        return qd, np.gradient(qd, t, axis=0)
-    low = np.maximum(t - 0.5 * window, t[0])
-    high = np.minimum(t + 0.5 * window, t[-1])
-    qdd = np.empty_like(qd)
-    for j in range(qd.shape[1]):
-        qdd[:, j] = (np.interp(high, t, qd[:, j]) - np.interp(low, t, qd[:, j])) / (high - low)
-    return qd, qdd
+def derivatives(recording, window=WINDOW):
+    """(q̇, q̈), each (N, n), of the recorded states (control/state_derivatives.py): q̇ as
+    recorded or from the positions, q̈ across `window` seconds."""
+    return velocities_and_accelerations(recording.times, recording.positions,
+                                        recording.velocities, window)
 
 
 def _message_count(files, topic):

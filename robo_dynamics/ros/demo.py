@@ -453,6 +453,36 @@ def contact_verdict(phase, observed, period):
     return ok, sentence + (", as expected" if ok else ", NOT as expected"), figures
 
 
+def plot_payload(phase, result, flange, path):
+    """The payload the node found against the truth: mass and centre of mass (wrist_3_link
+    frame), with ±3 standard deviations."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    com, std = result.payload.com, result.com_std
+    fig, (ax_m, ax_c) = plt.subplots(1, 2, figsize=(9, 3.5),
+                                     gridspec_kw={"width_ratios": [1, 3]})
+    ax_m.bar([0, 1], [phase.payload_kg, result.payload.m], yerr=[0, 3 * result.mass_std],
+             color=["0.7", "C0"], capsize=4)
+    ax_m.axhline(phase.guess_kg, color="C3", ls="--", lw=0.8, label="told the node")
+    ax_m.set_xticks([0, 1], ["truth", "identified"])
+    ax_m.set_ylabel("mass [kg]")
+    ax_m.legend(fontsize=7)
+    x = np.arange(3)
+    ax_c.bar(x - 0.2, 1e3 * np.asarray(flange), 0.4, color="0.7", label="truth")
+    ax_c.bar(x + 0.2, 1e3 * np.array([com.x, com.y, com.z]), 0.4,
+             yerr=3e3 * np.array([std.x, std.y, std.z]), color="C0", capsize=4,
+             label="identified (±3σ)")
+    ax_c.set_xticks(x, ["x", "y", "z"])
+    ax_c.set_ylabel("centre of mass [mm], wrist_3_link")
+    ax_c.legend(fontsize=7)
+    fig.suptitle(f"payload identified by the node from {result.samples} noisy joint states "
+                 "at poses it chose", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def plot_external(observed, path):
     """Estimated (solid) against true (dashed) external joint torques around the push."""
     import matplotlib
@@ -562,6 +592,7 @@ def main(argv=None):
           + "; no obstacle")
     rclpy.init()
     records, results, failed, contacts, pushed = {}, {}, 0, {}, None
+    identified_result = None
     try:
         for phase in PHASES:
             print(f"phase: {phase.name}", flush=True)
@@ -581,6 +612,7 @@ def main(argv=None):
             print(f"  verdict: {sentence}")
             print(f"  external torques: {contact_sentence}")
             if phase.guess_kg is not None:
+                identified_result = observed["identified"]
                 found, sentence = identification_verdict(phase, observed)
                 failed += not found
                 print(f"  identification: {sentence}")
@@ -621,6 +653,10 @@ def main(argv=None):
     path = pathlib.Path(args.output).resolve()
     plot(records, path)
     print(f"plot: {path}")
+    if identified_result is not None and identified_result.success:
+        payload_plot = path.with_name(path.stem + "_payload.png")
+        plot_payload(identified[0], identified_result, robot.tip_translation, payload_plot)
+        print(f"plot: {payload_plot}")
     if pushed is not None and len(pushed["t"]):
         external = path.with_name(path.stem + "_external_torques.png")
         plot_external(pushed, external)

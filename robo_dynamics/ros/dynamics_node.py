@@ -75,7 +75,8 @@ from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
 from ..control.momentum_observer import DEFAULT_THRESHOLDS, UNKNOWN, external_wrench
 from ..control.payload_identification import (SIGNIFICANT, identify_payload,
                                               provisional_payload, static_poses)
-from ..control.pose_recording import PoseRecording
+from ..control.pose_recording import PoseRecording, TimedRecording
+from ..control.state_derivatives import velocities_and_accelerations
 from ..control.trajectory import SetPoint
 from ..control.trajectory_check import check_trajectory
 from ..errors import BackendUnavailable, RoboDynamicsError
@@ -95,6 +96,7 @@ REFRESH = 0.1             # seconds between readings of subscriber counts and cl
 DEFAULT_SAMPLE_PERIOD = 1e-3    # ~/check_trajectory, s
 PAYLOAD_DEPTH = 10              # ~/payload: changes kept for late subscribers
 DEFAULT_POSES, MAX_POSES = 8, 50   # ~/identify_payload
+MAX_RECORD_SECONDS = 120.0         # ~/identify_payload with a duration
 BACKGROUND_NICE = 10            # the background thread's nice value above the process's
 MAX_CHECK_SAMPLES = 200_000     # ~/check_trajectory: bounds one call's time and memory
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
@@ -461,7 +463,8 @@ class DynamicsNode(Node):
         """Give the state to the identification's PoseRecording, or end it when the arm has
         left its plan (a hold, another desired motion)."""
         run, controller = self._recording, self.controller
-        if controller.motion is run.trajectory and controller.mode == core.TRACKING:
+        if run.trajectory is None or (controller.motion is run.trajectory
+                                      and controller.mode == core.TRACKING):
             merger = controller.merger
             run.add(now, merger.q, merger.qd, controller.measured_torque())
         else:
@@ -958,6 +961,11 @@ class DynamicsNode(Node):
                                  f"{list(model.body_links)}")
             if goal.tare and goal.use_tare:
                 raise ValueError("tare and use_tare exclude each other")
+            if goal.duration and (goal.tare or goal.use_tare):
+                raise ValueError("a tare is recorded at poses: not with duration")
+            if not 0.0 <= goal.duration <= MAX_RECORD_SECONDS:
+                raise ValueError(f"duration must be 0 (poses) or up to {MAX_RECORD_SECONDS} s, "
+                                 f"got {goal.duration}")
             if goal.use_tare and self._tare is None:
                 raise ValueError("use_tare: no tare recorded yet (a goal with tare: true)")
             if not controller.running:
@@ -971,7 +979,11 @@ class DynamicsNode(Node):
             original = self.payloads.get(goal.link)
             q = controller.merger.q.copy()
         fit_solver = make_solver(self._model_with(payloads), "rnea")   # code generation:
-        poses = self._identification_poses(goal, q, fit_solver)        # outside the lock
+        if goal.duration:                                              # outside the lock
+            with self._lock:
+                run = self._recording = TimedRecording(self._now(), goal.duration)
+            return run, fit_solver, original
+        poses = self._identification_poses(goal, q, fit_solver)
         with self._lock:
             now = self._now()
             run = PoseRecording(self.controller.merger.q, poses, now, *timing)
@@ -1025,22 +1037,31 @@ class DynamicsNode(Node):
         return static_poses(solver, goal.link, q, pose_spread(n), count)
 
     def end_pose_recording(self, run):
-        """Stop driving the arm through `run`'s poses (cancel): it holds where it is."""
+        """Stop recording (cancel); when the node drove the arm through poses, it holds
+        where it is."""
         with self._lock:
             if self._recording is not run:
                 return
             self._recording = None
+            if run.trajectory is None:
+                return
             merger = self.controller.merger
             event = self.controller.desire(SetPoint(merger.q.copy(), np.zeros(self.model.dof)),
                                            self._now())
         self._report(event)
 
     def finish_pose_recording(self, run, fit_solver, goal, result):
-        """After the last pose: keep the tare, or fit the payload (and apply it). Fills the
+        """After the recording: keep the tare, or fit the payload (and apply it). Fills the
         IdentifyPayload result; returns its message. ValueError with the reason."""
         with self._lock:
             if self._recording is run:
                 self._recording = None
+        if run.trajectory is None:            # recorded while the arm moved: q̈ from q̇
+            times, q, qd, tau = run.arrays()
+            qd, qdd = velocities_and_accelerations(times, q, qd)
+            estimate = self._background.submit(identify_payload, fit_solver, goal.link, q, qd,
+                                               qdd, tau, None, goal.estimate_inertia).result()
+            return self._identified(estimate, goal, result)
         if run.interrupted:
             hint = ("; an unknown payload can pull light joints off the poses: declare an "
                     "approximate one first (~/set_payload) or raise kp"
@@ -1053,9 +1074,17 @@ class DynamicsNode(Node):
         tare = self._tare[1][pose] if goal.use_tare else None
         estimate = self._background.submit(identify_payload, fit_solver, goal.link, q, qd,
                                            np.zeros_like(q), tau, tare, False).result()
+        return self._identified(estimate, goal, result)
+
+    def _identified(self, estimate, goal, result):
+        """Fill the IdentifyPayload result from a PayloadEstimate, apply it if asked; its
+        message."""
         inertia = result.payload
         inertia.m = estimate.mass
         inertia.com.x, inertia.com.y, inertia.com.z = estimate.com.tolist()
+        I = estimate.inertia
+        (inertia.ixx, inertia.ixy, inertia.ixz, inertia.iyy, inertia.iyz,
+         inertia.izz) = (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])
         result.mass_std = estimate.mass_std
         result.com_std.x, result.com_std.y, result.com_std.z = estimate.com_std.tolist()
         result.inertia_identified = estimate.inertia_identified
