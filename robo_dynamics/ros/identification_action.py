@@ -12,6 +12,7 @@ recording meanwhile.
 """
 
 import threading
+import traceback
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -65,7 +66,17 @@ class IdentificationAction:
 
     def _execute(self, goal_handle):
         """Drive, record, fit: the result, success false with the reason when refused,
-        interrupted or cancelled (the arm then holds where it is)."""
+        interrupted or cancelled (the arm then holds where it is). A bug is logged with its
+        traceback and ends the goal as aborted, "internal error"; the node carries on."""
+        try:
+            return self._run(goal_handle)
+        except Exception as exc:
+            self.owner.get_logger().error(f"identify_payload failed:\n{traceback.format_exc()}")
+            return self._end(goal_handle, IdentifyPayload.Result(),
+                             f"internal error ({type(exc).__name__}: {exc}); logged by the node",
+                             goal_handle.abort)
+
+    def _run(self, goal_handle):
         goal, result = goal_handle.request, IdentifyPayload.Result()
         with self._busy:
             try:
@@ -81,7 +92,7 @@ class IdentificationAction:
     def _follow(self, goal_handle, goal, result, run, solver, original):
         """Feedback until the last pose is recorded (refining the payload in use after each
         pose), then the fit."""
-        feedback = IdentifyPayload.Feedback(poses=len(run.poses))
+        feedback = IdentifyPayload.Feedback(poses=len(run.windows))
         wake, refined = threading.Event(), 0
         while True:
             if goal_handle.is_cancel_requested:
