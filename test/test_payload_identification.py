@@ -80,6 +80,15 @@ def test_inertia_from_motion(solver):
     np.testing.assert_allclose(np.diag(estimate.inertia), np.diag(INERTIA), rtol=0.2)
 
 
+def test_moving_states_without_the_inertia_still_give_the_centre_of_mass(solver):
+    """Fitting m, m c alone from motion: the payload's inertia about the origin taken as a
+    point mass's (m c² terms), not as zero, else the centre of mass is biased."""
+    estimate = identify_payload(solver, LINK, *moving(10.0, seed=8), estimate_inertia=False)
+    assert not estimate.inertia_identified
+    assert abs(estimate.mass - MASS) <= 0.02 * MASS
+    assert np.linalg.norm(estimate.com - COM) <= 0.005, estimate.com
+
+
 def test_the_tare_cancels_the_arms_own_model_error(solver):
     """The real arm is 5 % heavier than its URDF says and has torque offsets: without the
     tare they are taken for payload; with it the mass is right again."""

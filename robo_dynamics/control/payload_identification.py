@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..algorithms.regressor import body_from_parameters
+from ..algorithms.regressor import body_from_parameters, inertial_parameters
 from ..spatial.inertia import physical_problems
 
 MAX_CONDITION = 1e3
@@ -32,6 +32,7 @@ MAX_CONDITION = 1e3
 fitted: beyond it the data do not tell the parameters apart."""
 
 STATIC = 4          # m, m c: what poses at rest can identify
+POINT_MASS_PASSES = 4   # refits of m, m c with a point mass's inertia (moving states)
 SIGNIFICANT = 3.0   # standard deviations that set a fitted value apart from 0 (what is applied)
 FULL = 10           # and the inertia
 
@@ -98,10 +99,16 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
             count = STATIC
             condition = _condition(rows[:, :STATIC])
             pi, std = _least_squares(rows[:, :STATIC], target)
+    fitted = np.zeros(10)
     if count == STATIC:
+        # the inertia about the origin is not fitted: take the payload's own as zero (a
+        # point mass at c), I_o = m (cᵀc E − c cᵀ), and refit m, m c with its torques
+        # removed (at rest they are zero; in motion they would bias m c); a few passes
+        for _ in range(POINT_MASS_PASSES if rows[:, STATIC:].any() else 0):
+            fitted[STATIC:] = inertial_parameters(pi[0], pi[1:4] / pi[0], np.zeros((3, 3)))[4:]
+            pi, std = _least_squares(rows[:, :STATIC], target - rows[:, STATIC:] @ fitted[4:])
         mass, com = float(pi[0]), pi[1:4] / pi[0]
         inertia = np.zeros((3, 3))
-    fitted = np.zeros(10)
     fitted[:count] = pi
     rms_after = np.sqrt(np.mean((y - Y @ fitted) ** 2, axis=0))
     com_std = np.sqrt(std[1:4] ** 2 / mass ** 2 + (com * std[0] / mass) ** 2)  # first order
