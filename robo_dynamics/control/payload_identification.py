@@ -105,8 +105,12 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
         # point mass at c), I_o = m (cᵀc E − c cᵀ), and refit m, m c with its torques
         # removed (at rest they are zero; in motion they would bias m c); a few passes
         for _ in range(POINT_MASS_PASSES if rows[:, STATIC:].any() else 0):
+            if not pi[0] > 0.0:
+                raise ValueError(f"the fit gives a mass of {pi[0]:.4g} kg: no payload is seen")
             fitted[STATIC:] = inertial_parameters(pi[0], pi[1:4] / pi[0], np.zeros((3, 3)))[4:]
             pi, std = _least_squares(rows[:, :STATIC], target - rows[:, STATIC:] @ fitted[4:])
+        if not pi[0] > 0.0:
+            raise ValueError(f"the fit gives a mass of {pi[0]:.4g} kg: no payload is seen")
         mass, com = float(pi[0]), pi[1:4] / pi[0]
         inertia = np.zeros((3, 3))
     fitted[:count] = pi
