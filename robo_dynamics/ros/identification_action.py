@@ -16,28 +16,22 @@ import traceback
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
-                              ShutdownException)
-from rclpy.node import Node
-from rclpy.parameter import Parameter
+from rclpy.executors import MultiThreadedExecutor
 
 from robo_dynamics_interfaces.action import IdentifyPayload
 
 from ..control.pose_recording import DONE
+from .helper_node import HelperNode
 
 POLL = 0.05         # s between looks at the recording (feedback, end, cancel)
 
 
-class IdentificationAction:
+class IdentificationAction(HelperNode):
     """The action server of `owner` (a DynamicsNode), spun on a daemon thread."""
 
     def __init__(self, owner):
+        super().__init__(owner, "identification")
         self.owner = owner
-        self.node = Node(f"{owner.get_name()}_identification", namespace=owner.get_namespace(),
-                         context=owner.context, use_global_arguments=False,
-                         start_parameter_services=False,
-                         parameter_overrides=[
-                             Parameter("start_type_description_service", value=False)])
         self._busy = threading.Lock()        # one goal at a time
         self.server = ActionServer(
             self.node, IdentifyPayload, f"{owner.get_fully_qualified_name()}/identify_payload",
@@ -46,20 +40,7 @@ class IdentificationAction:
             callback_group=ReentrantCallbackGroup())
         # two threads: one waits in a goal's execute callback, the other takes cancel,
         # goal and result requests meanwhile
-        self.executor = MultiThreadedExecutor(num_threads=2, context=owner.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self._spin, name=self.node.get_name(),
-                                       daemon=True)
-        self.thread.start()
-
-    def _spin(self):
-        try:
-            self.executor.spin()
-        except (ExternalShutdownException, ShutdownException):
-            pass
-        except Exception:          # rcl errors once the context is shut down: not a fault
-            if self.node is not None and self.node.context.ok():
-                raise
+        self.start(MultiThreadedExecutor(num_threads=2, context=owner.context))
 
     def _goal(self, _request):
         return GoalResponse.REJECT if self._busy.locked() else GoalResponse.ACCEPT
@@ -122,11 +103,7 @@ class IdentificationAction:
         return result
 
     def stop(self):
-        """Stop the thread and destroy the helper node (idempotent)."""
-        if self.node is None:
-            return
-        self.executor.shutdown()
-        self.thread.join(timeout=2.0)
-        self.server.destroy()
-        self.node.destroy_node()
-        self.node = None
+        """Stop the thread, the action server and the helper node (idempotent)."""
+        if self.node is not None:
+            self.server.destroy()
+        super().stop()

@@ -24,45 +24,27 @@ the thread runs on the normal scheduler and `scheduling` says why.
 import os
 import threading
 
-from rclpy.executors import (ExternalShutdownException, ShutdownException,
-                              SingleThreadedExecutor)
-from rclpy.node import Node
-from rclpy.parameter import Parameter
+from rclpy.executors import SingleThreadedExecutor
+
+from .helper_node import HelperNode
 
 
-class JointStateThread:
+class JointStateThread(HelperNode):
     """Subscribe `callback` to `topic` (resolved by `owner`) with `msg_type` and `qos` (a
     QoSProfile or a depth); spin at SCHED_FIFO `priority` (1–99) or, with 0, on the normal
     scheduler. `clock`: the helper node's clock (the owner's time source)."""
 
     def __init__(self, owner, msg_type, topic, callback, qos, priority=0):
-        self.node = Node(f"{owner.get_name()}_joint_states", namespace=owner.get_namespace(),
-                         context=owner.context, use_global_arguments=False,
-                         start_parameter_services=False,
-                         parameter_overrides=[
-                             Parameter("start_type_description_service", value=False),
-                             Parameter("use_sim_time",
-                                       value=owner.get_parameter("use_sim_time").value)])
+        super().__init__(owner, "joint_states", owner.get_parameter("use_sim_time").value)
         self.clock = self.node.get_clock()
         self.topic = owner.resolve_topic_name(topic)
         self.subscription = self.node.create_subscription(msg_type, self.topic, callback, qos)
-        self.executor = SingleThreadedExecutor(context=owner.context)
-        self.executor.add_node(self.node)
         self.priority, self.logger = priority, owner.get_logger()
         self.scheduling = "starting"       # then what the thread runs on (for diagnostics)
-        self.thread = threading.Thread(target=self._spin, name=self.node.get_name(),
-                                       daemon=True)
-        self.thread.start()
+        self.start(SingleThreadedExecutor(context=owner.context))
 
-    def _spin(self):
+    def on_thread_start(self):
         self.scheduling = self._set_scheduling()
-        try:
-            self.executor.spin()
-        except (ExternalShutdownException, ShutdownException):
-            pass
-        except Exception:          # rcl errors once the context is shut down: not a fault
-            if self.node is not None and self.node.context.ok():
-                raise
 
     def _set_scheduling(self):
         """Apply the priority to the calling thread; a description of the outcome."""
@@ -76,15 +58,6 @@ class JointStateThread:
             return f"normal (SCHED_FIFO {self.priority} refused: {reason})"
         self.logger.info(f"joint_states thread: SCHED_FIFO priority {self.priority}")
         return f"SCHED_FIFO {self.priority}"
-
-    def stop(self):
-        """Stop the thread and destroy the helper node (idempotent)."""
-        if self.node is None:
-            return
-        self.executor.shutdown()
-        self.thread.join(timeout=2.0)
-        self.node.destroy_node()
-        self.node = None
 
 
 def use_fifo(priority):
