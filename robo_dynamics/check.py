@@ -118,8 +118,9 @@ def report(names, result, measured=None):
         row = (f"{name:<24}{result.limits[j]:>11.4g}{result.peak_effort[j]:>11.4g}"
                f"{result.peak_ratio[j]:>12.3f}")
         if residual is not None:
-            row += (f"{np.sqrt(np.mean(residual[:, j] ** 2)):>14.4g}"
-                    f"{np.max(np.abs(residual[:, j])):>16.4g}")
+            r = residual[np.isfinite(residual[:, j]), j]     # NaN: no effort measured
+            row += (f"{np.sqrt(np.mean(r ** 2)):>14.4g}{np.max(np.abs(r)):>16.4g}" if r.size
+                    else f"{'—':>14}{'—':>16}")
         lines.append(row)
     if result.feasible:
         lines.append("within the limits at every sample")

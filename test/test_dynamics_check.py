@@ -200,13 +200,32 @@ def test_bad_messages_are_skipped_and_counted_and_order_is_by_stamp(tmp_path):
     path = write_bag(tmp_path / "bad.mcap", messages)
     recording = joint_state_bag.read_joint_states(path, NAMES)
     assert recording.read == 16
-    assert recording.skipped == {"values that are not finite": 1,
+    assert recording.skipped == {"positions or velocities that are not finite": 1,
                                  "arrays that do not match the names": 1,
                                  "without every chain joint (or with a name twice)": 1,
                                  "a stamp already seen": 1}
     np.testing.assert_array_equal(recording.positions, q)
     np.testing.assert_allclose(recording.times, t, atol=1e-12)
     assert recording.efforts is None
+
+
+def test_a_joint_without_effort_keeps_its_states_and_has_no_residual(tmp_path, capsys):
+    """A driver that publishes NaN for a joint it cannot sense: the states count, that
+    joint's residual is '—', the others' are computed."""
+    t = np.arange(50) * 1e-3
+    q, qd, qdd = motion(t)
+    tau = np.array([PIN.inverse_dynamics(*x) for x in zip(q, qd, qdd)])
+    tau[:, 2] = np.nan
+    stamps = [EPOCH + k * 1_000_000 for k in range(50)]
+    path = write_bag(tmp_path / "nan.mcap", [(stamps[k], as_dict(stamps[k], NAMES, q[k], qd[k],
+                                                                  tau[k])) for k in range(50)])
+    recording = joint_state_bag.read_joint_states(path, NAMES)
+    assert len(recording.times) == 50 and recording.skipped == {}
+    assert np.isnan(recording.efforts[:, 2]).all() and np.isfinite(recording.efforts[:, 3]).all()
+    assert check.main([path, "--urdf", URDF, "--quiet"]) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()
+            if line.split() and line.split()[0] in NAMES}
+    assert rows[NAMES[2]][-2:] == ["—", "—"] and rows[NAMES[3]][-1] != "—"
 
 
 def test_a_rosbag2_directory_of_files_is_one_recording(tmp_path):

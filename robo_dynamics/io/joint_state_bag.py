@@ -5,8 +5,9 @@ Messages are read with the `mcap` library in the order they lie in the file, the
 located in the serialized bytes (cdr_joint_state.py; any message that reader cannot take is
 decoded by `mcap-ros2-support` instead), and sorted by header stamp at the end (the log time
 when the stamp is zero). Joints are matched by name; a message that does not name every
-chain joint, or whose arrays do not match its names, or that holds a value that is not
-finite, is skipped and counted.
+chain joint, or whose arrays do not match its names, or whose positions or velocities are
+not finite, is skipped and counted (an effort that is not finite is kept as NaN: no torque
+measured there).
 """
 
 import collections
@@ -26,7 +27,8 @@ Recording = collections.namedtuple(
                   "skipped"])
 Recording.__doc__ = """times (N,) [s] from start_ns (the first state's stamp, ns since the
 epoch), strictly increasing; positions (N, n) [rad or m]; velocities, efforts (N, n) or None
-when the messages do not carry them; read: messages on the topic; skipped: reason → count."""
+when the messages do not carry them (an effort NaN where not finite); read: messages on the
+topic; skipped: reason → count."""
 
 
 def bag_files(path):
@@ -105,11 +107,12 @@ def _recording(layouts, joint_names, read, skipped, topic):
     qd, effort = (None if any(p[k] is None for p in parts) else
                   np.concatenate([p[k] for p in parts]) for k in (2, 3))
     order = np.argsort(stamps, kind="stable")
-    finite = np.isfinite(q[order]).all(axis=1)
-    for extra in (qd, effort):
-        if extra is not None:
-            finite &= np.isfinite(extra[order]).all(axis=1)
-    skipped["values that are not finite"] += int((~finite).sum())
+    finite = np.isfinite(q[order]).all(axis=1)   # an effort that is not finite stays NaN:
+    if qd is not None:                               # its state still counts (many drivers
+        finite &= np.isfinite(qd[order]).all(axis=1)     # publish NaN without sensing)
+    if effort is not None:
+        effort = np.where(np.isfinite(effort), effort, np.nan)
+    skipped["positions or velocities that are not finite"] += int((~finite).sum())
     order = order[finite]
     repeated = np.flatnonzero(np.diff(stamps[order]) <= 0) + 1
     skipped["a stamp already seen"] += len(repeated)
