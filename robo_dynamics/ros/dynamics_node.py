@@ -1012,8 +1012,11 @@ class DynamicsNode(Node):
             self.apply_payload(goal.link, mass, guess[1], np.zeros((3, 3)))
 
     def restore_payload(self, link, payload):
-        """Put back the payload (mass, com, inertia) or none (None) at `link`."""
-        if self.get_parameter("allow_model_changes").value:
+        """Put back the payload (mass, com, inertia) or none (None) at `link`, unless it is
+        still the one in use."""
+        with self._lock:
+            unchanged = self.payloads.get(link) is payload
+        if not unchanged and self.get_parameter("allow_model_changes").value:
             self.apply_payload(link, *(payload or (0.0, np.zeros(3), np.zeros((3, 3)))))
 
     def _identification_poses(self, goal, q, solver):
