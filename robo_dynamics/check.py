@@ -1,5 +1,6 @@
-"""Will this motion fit the arm? The effort check of a trajectory, or of the joint states
-recorded in a ROS 2 bag, against the URDF effort limits, without ROS running.
+"""Will this motion fit the arm? Effort check of a trajectory or a recorded ROS 2 bag.
+
+Against the URDF effort limits, without ROS running.
 
     dynamics_check INPUT [--urdf PATH] [--base LINK] [--tip LINK] [--margin F]
                    [--sample-period S] [--payload-link LINK --payload-mass KG
