@@ -7,7 +7,7 @@ import pytest
 
 import robo_dynamics as rd
 from robo_dynamics.control.payload_identification import identify_payload, static_poses
-from conftest import SHIPPED
+from conftest import SHIPPED, load_arm, random_states
 
 ROBOT = rd.load_robot(str(SHIPPED / "rd_ur5e.urdf"))
 LINK = "wrist_3_link"
@@ -87,6 +87,25 @@ def test_moving_states_without_the_inertia_still_give_the_centre_of_mass(solver)
     assert not estimate.inertia_identified
     assert abs(estimate.mass - MASS) <= 0.02 * MASS
     assert np.linalg.norm(estimate.com - COM) <= 0.005, estimate.com
+
+
+@pytest.mark.parametrize("arm", ["rd_ur5e", "panda"])
+def test_at_the_tip_link_the_result_is_in_its_frame(arm):
+    """A payload at the tip link (tool0, panda_hand_tcp: offset, and rotated on the Panda),
+    declared there by with_payload, is found in that frame, inertia included (from motion)."""
+    robot = load_arm(arm)
+    tip = robot.tip_link
+    mass, com, inertia = 1.5, np.array([0.01, -0.02, 0.04]), np.array(
+        [[0.02, 0.002, 0.0], [0.002, 0.03, -0.001], [0.0, -0.001, 0.025]])
+    truth = rd.make_solver(robot.with_payload(tip, mass, com, inertia), "pinocchio")
+    solver = rd.make_solver(robot, "rnea")
+    q, qd, qdd = random_states(robot, 400, seed=9)
+    estimate = identify_payload(solver, tip, q, qd, qdd,
+                                truth.inverse_dynamics_batch(q, qd, qdd))   # no noise
+    assert estimate.inertia_identified
+    assert estimate.mass == pytest.approx(mass, rel=1e-9)
+    np.testing.assert_allclose(estimate.com, com, atol=1e-9)
+    np.testing.assert_allclose(estimate.inertia, inertia, atol=1e-9)
 
 
 def test_the_tare_cancels_the_arms_own_model_error(solver):

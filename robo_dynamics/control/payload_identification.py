@@ -49,15 +49,14 @@ sentence on what was identified and why."""
 
 def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
                      estimate_inertia=True):
-    """PayloadEstimate of the payload at `link` (a body link of solver.model) from N recorded
-    states q, q̇, q̈ (N, n) [model order] and the measured joint torques (N, n) [N·m or N].
-    solver's model is the arm without this payload. tare: (N, n) the torques measured in the
+    """PayloadEstimate of the payload at `link` (a moving link of solver.model's chain, or its
+    tip link; results in that link's frame) from N recorded states q, q̇, q̈ (N, n) [model
+    order] and the measured joint torques (N, n) [N·m or N]. solver's model is the arm
+    without this payload. tare: (N, n) the torques measured in the
     same states without the payload (None: the model is trusted). ValueError when nothing
     can be identified, with the reason."""
     model = solver.model
-    if link not in model.body_links:
-        raise ValueError(f"'{link}' is not a moving link of the chain: "
-                         f"{list(model.body_links)}")
+    body, R, offset = link_frame(model, link)
     q, qd, qdd, tau_measured = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau_measured))
     if not all(np.isfinite(x).all() for x in (q, qd, qdd, tau_measured)):
         raise ValueError("the recorded states and torques must be finite")
@@ -68,7 +67,6 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
         if tare.shape != tau_measured.shape or not np.isfinite(tare).all():
             raise ValueError("the tare must be finite torques of the same states")
         y = tau_measured - tare
-    body = model.body_links.index(link)
     Y = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + 10]
     rows, target = Y.reshape(-1, 10), y.reshape(-1)
     rms_before = np.sqrt(np.mean(y ** 2, axis=0))
@@ -119,6 +117,11 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
     inertia_std = std[4:] if count == FULL else np.full(6, math.nan)
     what = "mass, centre of mass and inertia" if count == FULL else "mass and centre of mass"
     reasons.insert(0, f"identified {what} from {len(q)} states")
+    # from the body's frame to the link's: c = Rᵀ (c_body − offset), I = Rᵀ I_body R; the
+    # standard deviations through the same linear maps (first order, as independent)
+    com, com_std = R.T @ (com - offset), np.sqrt((R.T ** 2) @ com_std ** 2)
+    inertia = R.T @ inertia @ R
+    inertia_std = np.sqrt(_rotation_of_six(R) ** 2 @ inertia_std ** 2)
     return PayloadEstimate(float(mass), com, inertia, float(std[0]), com_std, inertia_std,
                            count == FULL, float(condition), rms_before, rms_after, len(q),
                            "; ".join(reasons))
@@ -133,21 +136,48 @@ def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 
     millimetres of it are a torque the arm does not need. A working guess to carry the
     payload better while recording, never a result: identify_payload decides what is
     identifiable."""
-    body = solver.model.body_links.index(link)
+    body, R, offset = link_frame(solver.model, link)
     y = (tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)).reshape(-1)
     Y = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + STATIC]
     Y = Y.reshape(-1, STATIC)
-    guess = np.array(com_guess, dtype=float)
+    guess = R @ np.asarray(com_guess, dtype=float) + offset      # in the body's frame
     if _condition(Y) <= MAX_CONDITION:
         pi, std = _least_squares(Y, y)
         if not pi[0] > 0.0:
             return None
         found = np.abs(pi[1:]) > SIGNIFICANT * std[1:]
-        return float(pi[0]), np.where(found, pi[1:] / pi[0], guess)
+        com = np.where(found, pi[1:] / pi[0], guess)
+        return float(pi[0]), R.T @ (com - offset)
     column = Y[:, 0] + Y[:, 1:] @ guess          # the mass alone, at com_guess
     weight = column @ column
     mass = column @ y / weight if weight > 0.0 else 0.0
-    return (float(mass), guess) if mass > 0.0 else None
+    return (float(mass), np.asarray(com_guess, dtype=float)) if mass > 0.0 else None
+
+
+def link_frame(model, link):
+    """(body index, R, offset) of `link`: a moving link of the chain (R = I, offset 0) or
+    the tip link (its rotation and origin in the last body's frame): what carries a
+    payload at that link, and where the link's frame is. ValueError for another link."""
+    if link in model.body_links:
+        return model.body_links.index(link), np.eye(3), np.zeros(3)
+    if link == model.tip_link:
+        return (model.body_count - 1, np.asarray(model.tip_rotation, dtype=float),
+                np.asarray(model.tip_translation, dtype=float))
+    raise ValueError(f"'{link}' is not a moving link of the chain: "
+                     f"{list(model.body_links) + [model.tip_link]}")
+
+
+def _rotation_of_six(R):
+    """The 6×6 map of [xx, xy, yy, xz, yz, zz] (PARAMETERS' inertia order) under
+    I ↦ Rᵀ I R."""
+    index = [(0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2)]
+    T = np.empty((6, 6))
+    for j, (a, b) in enumerate(index):
+        E = np.zeros((3, 3))
+        E[a, b] = E[b, a] = 1.0
+        rotated = R.T @ E @ R
+        T[:, j] = [rotated[i] for i in index]
+    return T
 
 
 def _condition(A):
@@ -177,7 +207,7 @@ def static_poses(solver, link, center, spread, count, candidates=400, seed=0):
     singular value of the stacked, column-scaled m, m c columns): poses that turn the link
     against gravity in several directions."""
     model = solver.model
-    body = model.body_links.index(link)
+    body, _, _ = link_frame(model, link)
     rng = np.random.default_rng(seed)
     low = np.maximum(center - spread, np.where(model.upper > model.lower, model.lower, -np.inf))
     high = np.minimum(center + spread, np.where(model.upper > model.lower, model.upper, np.inf))
