@@ -139,11 +139,8 @@ def start_processes(urdf, phase, rate, engine, lockstep):
         sim += payload
     if phase.declared:
         node += payload
-    if phase.guess_kg is not None:     # declared at the flange's body (wrist_3_link), where
-        from .. import load_robot      # the node identifies it: the flange's origin in it
-        flange = load_robot(urdf).tip_translation.tolist()
-        node += ["-p", "payload_link:=wrist_3_link", "-p", f"payload_mass:={phase.guess_kg}",
-                 "-p", f"payload_com:={flange}"]
+    if phase.guess_kg is not None:     # a rough mass at the flange, where the node will
+        node += ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.guess_kg}"]  # look
     if phase.friction:
         node += ["-p", "friction_compensation:=true", "-p", f"viscous_friction:={JOINT_DAMPING}",
                  "-p", f"coulomb_friction:={JOINT_FRICTION}"]
@@ -339,7 +336,7 @@ def identify(node, executor, processes, phase, progress):
         if not client.wait_for_server(timeout_sec=30.0):
             raise RuntimeError(f"phase '{phase.name}': no ~/identify_payload action")
         sent = client.send_goal_async(
-            IdentifyPayload.Goal(link="wrist_3_link", apply=True, **IDENTIFY_GOAL),
+            IdentifyPayload.Goal(link="tool0", apply=True, **IDENTIFY_GOAL),
             feedback_callback=show)
         wait(sent, "the identification goal was not answered")
         if not sent.result().accepted:
@@ -391,7 +388,7 @@ def identification_verdict(phase, observed):
     return ok, (f"identified {result.payload.m:.4f} kg (truth {phase.payload_kg:g} kg, told "
                 f"{phase.guess_kg:g} kg; error {100 * error:.1f} % "
                 f"{'≤' if ok else '>'} {100 * IDENTIFIED_MASS_BOUND:g} %), centre of mass "
-                f"({com.x:.4f}, {com.y:.4f}, {com.z:.4f}) m in wrist_3_link, from "
+                f"({com.x:+.4f}, {com.y:+.4f}, {com.z:+.4f}) m in tool0 (truth 0), from "
                 f"{result.samples} states; applied{', as expected' if ok else ''}")
 
 
@@ -453,9 +450,9 @@ def contact_verdict(phase, observed, period):
     return ok, sentence + (", as expected" if ok else ", NOT as expected"), figures
 
 
-def plot_payload(phase, result, flange, path):
-    """The payload the node found against the truth: mass and centre of mass (wrist_3_link
-    frame), with ±3 standard deviations."""
+def plot_payload(phase, result, path):
+    """The payload the node found against the truth: mass and centre of mass (tool0's frame;
+    the truth is at its origin), with ±3 standard deviations."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -469,12 +466,12 @@ def plot_payload(phase, result, flange, path):
     ax_m.set_ylabel("mass [kg]")
     ax_m.legend(fontsize=7)
     x = np.arange(3)
-    ax_c.bar(x - 0.2, 1e3 * np.asarray(flange), 0.4, color="0.7", label="truth")
+    ax_c.bar(x - 0.2, np.zeros(3), 0.4, color="0.7", label="truth (0)")
     ax_c.bar(x + 0.2, 1e3 * np.array([com.x, com.y, com.z]), 0.4,
              yerr=3e3 * np.array([std.x, std.y, std.z]), color="C0", capsize=4,
              label="identified (±3σ)")
     ax_c.set_xticks(x, ["x", "y", "z"])
-    ax_c.set_ylabel("centre of mass [mm], wrist_3_link")
+    ax_c.set_ylabel("centre of mass [mm], tool0")
     ax_c.legend(fontsize=7)
     fig.suptitle(f"payload identified by the node from {result.samples} noisy joint states "
                  "at poses it chose", fontsize=9)
@@ -655,7 +652,7 @@ def main(argv=None):
     print(f"plot: {path}")
     if identified_result is not None and identified_result.success:
         payload_plot = path.with_name(path.stem + "_payload.png")
-        plot_payload(identified[0], identified_result, robot.tip_translation, payload_plot)
+        plot_payload(identified[0], identified_result, payload_plot)
         print(f"plot: {payload_plot}")
     if pushed is not None and len(pushed["t"]):
         external = path.with_name(path.stem + "_external_torques.png")
