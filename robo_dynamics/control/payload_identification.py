@@ -56,7 +56,7 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
     same states without the payload (None: the model is trusted). ValueError when nothing
     can be identified, with the reason."""
     model = solver.model
-    body, R, offset = link_frame(model, link)
+    body, R, offset = model.payload_frame(link)
     q, qd, qdd, tau_measured = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau_measured))
     if not all(np.isfinite(x).all() for x in (q, qd, qdd, tau_measured)):
         raise ValueError("the recorded states and torques must be finite")
@@ -85,9 +85,7 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
                          f"(condition number {condition:.3g} > {MAX_CONDITION:g}): use "
                          "poses that turn the link in several directions against gravity")
     pi, std = _least_squares(rows[:, :count], target)
-    if not pi[0] > 0.0:
-        raise ValueError(f"the fit gives a mass of {pi[0]:.4g} kg: no payload is seen (or "
-                         "the tare is wrong)")
+    _check_mass(pi[0])
     if count == FULL:
         mass, com, inertia = body_from_parameters(pi)
         problems = physical_problems(mass, inertia)
@@ -103,12 +101,10 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
         # point mass at c), I_o = m (cᵀc E − c cᵀ), and refit m, m c with its torques
         # removed (at rest they are zero; in motion they would bias m c); a few passes
         for _ in range(POINT_MASS_PASSES if rows[:, STATIC:].any() else 0):
-            if not pi[0] > 0.0:
-                raise ValueError(f"the fit gives a mass of {pi[0]:.4g} kg: no payload is seen")
+            _check_mass(pi[0])
             fitted[STATIC:] = inertial_parameters(pi[0], pi[1:4] / pi[0], np.zeros((3, 3)))[4:]
             pi, std = _least_squares(rows[:, :STATIC], target - rows[:, STATIC:] @ fitted[4:])
-        if not pi[0] > 0.0:
-            raise ValueError(f"the fit gives a mass of {pi[0]:.4g} kg: no payload is seen")
+        _check_mass(pi[0])
         mass, com = float(pi[0]), pi[1:4] / pi[0]
         inertia = np.zeros((3, 3))
     fitted[:count] = pi
@@ -136,7 +132,7 @@ def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 
     millimetres of it are a torque the arm does not need. A working guess to carry the
     payload better while recording, never a result: identify_payload decides what is
     identifiable."""
-    body, R, offset = link_frame(solver.model, link)
+    body, R, offset = solver.model.payload_frame(link)
     y = (tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)).reshape(-1)
     Y = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + STATIC]
     Y = Y.reshape(-1, STATIC)
@@ -154,17 +150,11 @@ def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 
     return (float(mass), np.asarray(com_guess, dtype=float)) if mass > 0.0 else None
 
 
-def link_frame(model, link):
-    """(body index, R, offset) of `link`: a moving link of the chain (R = I, offset 0) or
-    the tip link (its rotation and origin in the last body's frame): what carries a
-    payload at that link, and where the link's frame is. ValueError for another link."""
-    if link in model.body_links:
-        return model.body_links.index(link), np.eye(3), np.zeros(3)
-    if link == model.tip_link:
-        return (model.body_count - 1, np.asarray(model.tip_rotation, dtype=float),
-                np.asarray(model.tip_translation, dtype=float))
-    raise ValueError(f"'{link}' is not a moving link of the chain: "
-                     f"{list(model.body_links) + [model.tip_link]}")
+def _check_mass(mass):
+    """ValueError unless the fitted mass is positive."""
+    if not mass > 0.0:
+        raise ValueError(f"the fit gives a mass of {mass:.4g} kg: no payload is seen (or the "
+                         "tare is wrong)")
 
 
 def _rotation_of_six(R):
@@ -207,7 +197,7 @@ def static_poses(solver, link, center, spread, count, candidates=400, seed=0):
     singular value of the stacked, column-scaled m, m c columns): poses that turn the link
     against gravity in several directions."""
     model = solver.model
-    body, _, _ = link_frame(model, link)
+    body, _, _ = model.payload_frame(link)
     rng = np.random.default_rng(seed)
     low = np.maximum(center - spread, np.where(model.upper > model.lower, model.lower, -np.inf))
     high = np.minimum(center + spread, np.where(model.upper > model.lower, model.upper, np.inf))

@@ -165,6 +165,18 @@ class RobotModel:
         except ValueError:
             raise KeyError(f"joint '{name}' is not in the chain {list(self.joint_names)}") from None
 
+    def payload_frame(self, link):
+        """(body index, R (3, 3), p (3,)) of a link that can carry a payload: a chain body
+        link (R = I, p = 0) or the tip link (its rotation and origin in the last body's
+        frame); a point x of the link's frame is R x + p in the body's. URDFError otherwise."""
+        if link in self.body_links:
+            return self.body_links.index(link), np.eye(3), np.zeros(3)
+        if link == self.tip_link:
+            return (self.body_count - 1, np.asarray(self.tip_rotation, dtype=float),
+                    np.asarray(self.tip_translation, dtype=float))
+        raise URDFError(f"payload link '{link}' is not a moving link of the chain; choose "
+                        f"one of {list(self.body_links) + [self.tip_link]}")
+
     def with_payload(self, link, mass, com, inertia):
         """A copy of this model carrying a rigid payload at `link`.
 
@@ -179,13 +191,7 @@ class RobotModel:
         problems = physical_problems(float(mass), inertia)
         if problems:
             raise URDFError(f"payload at '{link}': " + "; ".join(problems))
-        if link in self.body_links:
-            body, R, p = self.body_links.index(link), np.eye(3), np.zeros(3)
-        elif link == self.tip_link:
-            body, R, p = self.body_count - 1, self.tip_rotation, self.tip_translation
-        else:
-            raise URDFError(f"payload link '{link}' is not a moving link of the chain; "
-                            f"choose one of {list(self.body_links) + [self.tip_link]}")
+        body, R, p = self.payload_frame(link)
         c_body, I_body = R @ com + p, R @ inertia @ R.T
         mass_all, com_all, inertia_all = (np.array(self.mass), np.array(self.com),
                                           np.array(self.inertia))

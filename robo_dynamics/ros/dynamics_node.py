@@ -73,7 +73,7 @@ from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
 from ..control.momentum_observer import DEFAULT_THRESHOLDS, UNKNOWN, external_wrench
-from ..control.payload_identification import (SIGNIFICANT, identify_payload, link_frame,
+from ..control.payload_identification import (SIGNIFICANT, identify_payload,
                                               provisional_payload, static_poses)
 from ..control.pose_recording import PoseRecording, TimedRecording
 from ..control.state_derivatives import velocities_and_accelerations
@@ -956,7 +956,7 @@ class DynamicsNode(Node):
                 raise ValueError("no robot description yet")
             if self._recording is not None:
                 raise ValueError("an identification is already under way")
-            link_frame(model, goal.link)          # a moving link or the tip, else refused
+            model.payload_frame(goal.link)        # a moving link or the tip, else refused
             if goal.tare and goal.use_tare:
                 raise ValueError("tare and use_tare exclude each other")
             if goal.duration and (goal.tare or goal.use_tare):
