@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..control.trajectory import trajectory_from_points
+from ..spatial.inertia import inertia_tensor
 
 
 def seconds(stamp):
@@ -32,3 +33,20 @@ def trajectory_from_msg(msg, joint_names, now):
                point.accelerations) for point in msg.points]
     return trajectory_from_points(list(msg.joint_names), points, joint_names,
                                   seconds(msg.header.stamp) or now)
+
+
+def payload_from_inertia(msg):
+    """geometry_msgs/Inertia → (mass [kg], com [x, y, z] [m], inertia (3, 3) [kg·m²] about
+    the centre of mass)."""
+    return (msg.m, [msg.com.x, msg.com.y, msg.com.z],
+            inertia_tensor(msg.ixx, msg.ixy, msg.ixz, msg.iyy, msg.iyz, msg.izz))
+
+
+def fill_inertia(msg, mass, com, inertia):
+    """Write mass [kg], com (3,) [m] and inertia (3, 3) [kg·m²] about the centre of mass into
+    the geometry_msgs/Inertia `msg`."""
+    I = np.asarray(inertia, dtype=float)
+    msg.m = float(mass)
+    msg.com.x, msg.com.y, msg.com.z = (float(c) for c in com)
+    (msg.ixx, msg.ixy, msg.ixz, msg.iyy, msg.iyz, msg.izz) = (
+        I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])

@@ -820,10 +820,7 @@ class DynamicsNode(Node):
             if self.controller is None:
                 raise ValueError("no robot description yet")
             payloads = dict(self.payloads)
-        limit = self.get_parameter("max_payload_mass").value
-        if not (math.isfinite(mass) and 0.0 <= mass <= limit):
-            raise ValueError(f"mass must be finite, >= 0 and <= max_payload_mass ({limit} kg), "
-                             f"got {mass}")
+        self._check_payload_mass(mass)
         self.urdf_model.with_payload(link, mass, com, inertia)    # validates
         payloads[link] = (mass, list(com), np.asarray(inertia, dtype=float))
         model, solver, checker = self._build_solvers(payloads)
@@ -840,16 +837,19 @@ class DynamicsNode(Node):
         self._publish_payload(link, mass, com, inertia)
         return message
 
+    def _check_payload_mass(self, mass):
+        """ValueError unless 0 <= mass <= max_payload_mass [kg], finite."""
+        limit = self.get_parameter("max_payload_mass").value
+        if not (math.isfinite(mass) and 0.0 <= mass <= limit):
+            raise ValueError(f"mass must be finite, >= 0 and <= max_payload_mass ({limit} kg), "
+                             f"got {mass}")
+
     def _publish_payload(self, link, mass, com, inertia):
         """~/payload: the payload now at `link` (mass 0: none), in that link's frame."""
         msg = InertiaStamped()
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.header.frame_id = link
-        msg.inertia.m = float(mass)
-        msg.inertia.com.x, msg.inertia.com.y, msg.inertia.com.z = (float(c) for c in com)
-        I = np.asarray(inertia, dtype=float)
-        (msg.inertia.ixx, msg.inertia.ixy, msg.inertia.ixz, msg.inertia.iyy, msg.inertia.iyz,
-         msg.inertia.izz) = (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])
+        conversions.fill_inertia(msg.inertia, mass, com, inertia)
         self.pub_payload.publish(msg)
 
     @_service(locked=False)
@@ -897,17 +897,11 @@ class DynamicsNode(Node):
             payloads, names = dict(self.payloads), self.model.joint_names
         margin = request.effort_margin or 1.0
         period = request.sample_period or DEFAULT_SAMPLE_PERIOD
-        inertia = request.payload
         if request.payload_link:
-            limit = self.get_parameter("max_payload_mass").value
-            if not (math.isfinite(inertia.m) and 0.0 <= inertia.m <= limit):
-                raise ValueError(f"payload mass must be finite, >= 0 and <= max_payload_mass "
-                                 f"({limit} kg), got {inertia.m}")
-            payloads[request.payload_link] = (
-                inertia.m, [inertia.com.x, inertia.com.y, inertia.com.z],
-                inertia_tensor(inertia.ixx, inertia.ixy, inertia.ixz, inertia.iyy,
-                               inertia.iyz, inertia.izz))
-        elif inertia.m != 0.0:
+            mass, com, inertia = conversions.payload_from_inertia(request.payload)
+            self._check_payload_mass(mass)
+            payloads[request.payload_link] = (mass, com, inertia)
+        elif request.payload.m != 0.0:
             raise ValueError("a payload needs payload_link (empty: the payload in use)")
         trajectory = conversions.trajectory_from_msg(request.trajectory, names, 0.0)
         result = self._background.submit(
@@ -1080,12 +1074,7 @@ class DynamicsNode(Node):
     def _identified(self, estimate, goal, result):
         """Fill the IdentifyPayload result from a PayloadEstimate, apply it if asked; its
         message."""
-        inertia = result.payload
-        inertia.m = estimate.mass
-        inertia.com.x, inertia.com.y, inertia.com.z = estimate.com.tolist()
-        I = estimate.inertia
-        (inertia.ixx, inertia.ixy, inertia.ixz, inertia.iyy, inertia.iyz,
-         inertia.izz) = (I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])
+        conversions.fill_inertia(result.payload, estimate.mass, estimate.com, estimate.inertia)
         result.mass_std = estimate.mass_std
         result.com_std.x, result.com_std.y, result.com_std.z = estimate.com_std.tolist()
         result.inertia_identified = estimate.inertia_identified
