@@ -165,19 +165,24 @@ def trajectory_from(names, q_measured, now, duration):
     node admits only a motion that starts where the arm is) a quintic blend to Q0 over
     LEAD_IN, then desired(t − LEAD_IN) sampled every 20 ms for `duration` + 1 s (beyond
     the recorded window, so the recording never sees the trajectory's end)."""
+    rest = np.zeros(len(names))
+    points = [(0.0, np.asarray(q_measured, dtype=float), rest, rest)]
+    points += [(LEAD_IN + t, *desired(t)) for t in np.arange(0.0, duration + 1.0 + 1e-9, 0.02)]
+    return trajectory_msg(names, now, points)
+
+
+def trajectory_msg(names, now, points):
+    """A JointTrajectory stamped `now` [s] through `points`: (time_from_start [s], q, q̇, q̈)."""
     import rclpy.duration
     import rclpy.time
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     msg = JointTrajectory(joint_names=list(names))
     msg.header.stamp = rclpy.time.Time(seconds=now).to_msg()
-    rest = np.zeros(len(names))
-    points = [(0.0, np.asarray(q_measured, dtype=float), rest, rest)]
-    points += [(LEAD_IN + t, *desired(t)) for t in np.arange(0.0, duration + 1.0 + 1e-9, 0.02)]
     for t, q, qd, qdd in points:
-        point = JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(),
-                                     accelerations=qdd.tolist())
-        point.time_from_start = rclpy.duration.Duration(seconds=float(t)).to_msg()
-        msg.points.append(point)
+        msg.points.append(JointTrajectoryPoint(
+            positions=np.asarray(q, dtype=float).tolist(), velocities=list(qd),
+            accelerations=list(qdd),
+            time_from_start=rclpy.duration.Duration(seconds=float(t)).to_msg()))
     return msg
 
 
@@ -350,17 +355,8 @@ def identify(node, executor, processes, phase, progress):
 
 def move_to(names, q_from, q_to, now, seconds):
     """A JointTrajectory stamped `now` from rest at q_from to rest at q_to in `seconds`."""
-    import rclpy.duration
-    import rclpy.time
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-    msg = JointTrajectory(joint_names=list(names))
-    msg.header.stamp = rclpy.time.Time(seconds=now).to_msg()
-    rest = [0.0] * len(names)
-    for t, q in ((0.0, q_from), (seconds, q_to)):
-        msg.points.append(JointTrajectoryPoint(
-            positions=np.asarray(q, dtype=float).tolist(), velocities=rest, accelerations=rest,
-            time_from_start=rclpy.duration.Duration(seconds=t).to_msg()))
-    return msg
+    rest = np.zeros(len(names))
+    return trajectory_msg(names, now, [(0.0, q_from, rest, rest), (seconds, q_to, rest, rest)])
 
 
 def forearm_push(robot, force):
