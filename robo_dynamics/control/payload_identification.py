@@ -14,9 +14,19 @@ are zero and four parameters (m, m c) are all that poses can show; the inertia n
 A parameter set is fitted only when its columns, each scaled to unit norm, have a condition
 number below MAX_CONDITION; otherwise the inertia is left out (or nothing is fitted) and
 the reason says so, instead of returning noise. Standard deviations come from the residuals:
-cov(π̂) = σ̂² (YᵀY)⁻¹, σ̂² = ‖y − Y π̂‖² / (rows − parameters). A tare (the same states
+cov(π̂) = σ̂² (YᵀWY)⁻¹, σ̂² = ‖W^½ (y − Y π̂)‖² / (rows − parameters), W the joints' weights
+(below). A tare (the same states
 recorded without the payload) is subtracted from y: it cancels the arm's own model error and
 torque offsets, which a fit would otherwise blame on the payload.
+
+The joints do not measure equally well: a shoulder's torque also carries its static friction
+(anything within its Coulomb band once the arm stands still) and larger model errors; a wrist
+joint's does not. Each joint's equations are therefore weighted by 1/s_j, s_j² the variance
+of that joint's residuals (a few passes of iteratively reweighted least squares). Samples
+recorded at rest in one pose share that pose's friction and offsets, so they are not
+independent measurements: given the pose of each sample, the fit runs on the pose means, each
+joint's variance not below its within-pose noise variance over the samples averaged. The
+standard deviations then include what the poses disagree by, not only the sensor noise.
 """
 
 import collections
@@ -33,8 +43,12 @@ fitted: beyond it the data do not tell the parameters apart."""
 
 STATIC = 4          # m, m c: what poses at rest can identify
 POINT_MASS_PASSES = 4   # refits of m, m c with a point mass's inertia (moving states)
-SIGNIFICANT = 3.0   # standard deviations that set a fitted value apart from 0 (what is applied)
+SIGNIFICANT = 4.0
+"""Standard deviations that set a fitted value apart from 0 (what is applied). Not 3: the
+deviations are themselves estimated from a few poses, and on a light last joint a centre of
+mass wrongly applied a few millimetres off its axis is a torque that spins it."""
 FULL = 10           # and the inertia
+REWEIGHTING_PASSES = 3   # fits that re-estimate each joint's error variance from its residuals
 
 PayloadEstimate = collections.namedtuple("PayloadEstimate", [
     "mass", "com", "inertia", "mass_std", "com_std", "inertia_std", "inertia_identified",
@@ -48,13 +62,15 @@ sentence on what was identified and why."""
 
 
 def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
-                     estimate_inertia=True):
+                     estimate_inertia=True, pose=None):
     """PayloadEstimate of the payload at `link` (a moving link of solver.model's chain, or its
     tip link; results in that link's frame) from N recorded states q, q̇, q̈ (N, n) [model
     order] and the measured joint torques (N, n) [N·m or N]. solver's model is the arm
     without this payload. tare: (N, n) the torques measured in the
-    same states without the payload (None: the model is trusted). ValueError when nothing
-    can be identified, with the reason."""
+    same states without the payload (None: the model is trusted). pose: (N,) for states
+    recorded at rest, the index of the pose each was held in (the fit then runs on the pose
+    means; see the module docstring). ValueError when nothing can be identified, with the
+    reason."""
     model = solver.model
     body, R, offset = model.payload_frame(link)
     q, qd, qdd, tau_measured = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau_measured))
@@ -68,7 +84,8 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
             raise ValueError("the tare must be finite torques of the same states")
         y = tau_measured - tare
     Y = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + 10]
-    rows, target = Y.reshape(-1, 10), y.reshape(-1)
+    rows = Y.reshape(-1, 10)
+    groups = _Groups(Y, y, pose)
     rms_before = np.sqrt(np.mean(y ** 2, axis=0))
     reasons = []
     count = FULL if estimate_inertia else STATIC
@@ -84,7 +101,7 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
         raise ValueError(f"mass and centre of mass not identifiable from these states "
                          f"(condition number {condition:.3g} > {MAX_CONDITION:g}): use "
                          "poses that turn the link in several directions against gravity")
-    pi, std = _least_squares(rows[:, :count], target)
+    pi, std = groups.fit(count)
     _check_mass(pi[0])
     if count == FULL:
         mass, com, inertia = body_from_parameters(pi)
@@ -94,7 +111,7 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
                            "fitted mass and centre of mass only")
             count = STATIC
             condition = _condition(rows[:, :STATIC])
-            pi, std = _least_squares(rows[:, :STATIC], target)
+            pi, std = groups.fit(STATIC)
     fitted = np.zeros(10)
     if count == STATIC:
         # the inertia about the origin is not fitted: take the payload's own as zero (a
@@ -103,7 +120,7 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
         for _ in range(POINT_MASS_PASSES if rows[:, STATIC:].any() else 0):
             _check_mass(pi[0])
             fitted[STATIC:] = inertial_parameters(pi[0], pi[1:4] / pi[0], np.zeros((3, 3)))[4:]
-            pi, std = _least_squares(rows[:, :STATIC], target - rows[:, STATIC:] @ fitted[4:])
+            pi, std = groups.fit(STATIC, fitted)
         _check_mass(pi[0])
         mass, com = float(pi[0]), pi[1:4] / pi[0]
         inertia = np.zeros((3, 3))
@@ -123,7 +140,8 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
                            "; ".join(reasons))
 
 
-def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 0.0, 0.0)):
+def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 0.0, 0.0),
+                        pose=None):
     """(mass [kg], com (3,) [m]) that the states recorded so far suggest for the payload at
     `link`, or None (no positive mass yet): the mass, and each component of m c that the
     fit sets apart from zero by more than SIGNIFICANT standard deviations; the others (all
@@ -131,14 +149,14 @@ def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 
     guessed from too few poses is wrong across gravity, and on a light last joint a few
     millimetres of it are a torque the arm does not need. A working guess to carry the
     payload better while recording, never a result: identify_payload decides what is
-    identifiable."""
+    identifiable. pose: as for identify_payload."""
     body, R, offset = solver.model.payload_frame(link)
-    y = (tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)).reshape(-1)
-    Y = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + STATIC]
-    Y = Y.reshape(-1, STATIC)
+    y = tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)
+    regressor = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + 10]
+    Y, y_all = regressor[:, :, :STATIC].reshape(-1, STATIC), y.reshape(-1)
     guess = R @ np.asarray(com_guess, dtype=float) + offset      # in the body's frame
     if _condition(Y) <= MAX_CONDITION:
-        pi, std = _least_squares(Y, y)
+        pi, std = _Groups(regressor, y, pose).fit(STATIC)
         if not pi[0] > 0.0:
             return None
         found = np.abs(pi[1:]) > SIGNIFICANT * std[1:]
@@ -146,7 +164,7 @@ def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 
         return float(pi[0]), R.T @ (com - offset)
     column = Y[:, 0] + Y[:, 1:] @ guess          # the mass alone, at com_guess
     weight = column @ column
-    mass = column @ y / weight if weight > 0.0 else 0.0
+    mass = column @ y_all / weight if weight > 0.0 else 0.0
     return (float(mass), np.asarray(com_guess, dtype=float)) if mass > 0.0 else None
 
 
@@ -177,6 +195,50 @@ def _condition(A):
         return math.inf
     s = np.linalg.svd(A / norms, compute_uv=False)
     return float(s[0] / s[-1]) if s[-1] > 0.0 else math.inf
+
+
+class _Groups:
+    """The fit's equations y ≈ Y π per joint, Y (G, n, 10) and y (G, n): one group per
+    state, or per pose (the means of the states held in it, with the variance of those
+    means from the scatter within each pose)."""
+
+    def __init__(self, Y, y, pose):
+        n = y.shape[1]
+        if pose is None:
+            self.Y, self.y, self.floor = Y, y, np.zeros(n)
+            return
+        pose = np.asarray(pose)
+        if pose.shape != (len(y),):
+            raise ValueError("pose must give one pose index per recorded state")
+        labels = np.unique(pose)
+        self.Y = np.array([Y[pose == k].mean(axis=0) for k in labels])
+        self.y = np.array([y[pose == k].mean(axis=0) for k in labels])
+        counts = np.array([np.count_nonzero(pose == k) for k in labels])
+        spread = [y[pose == k].var(axis=0, ddof=1) / c for k, c in zip(labels, counts) if c > 1]
+        self.floor = np.mean(spread, axis=0) if spread else np.zeros(n)
+
+    def fit(self, count, fitted=None):
+        """(π, standard deviations) of the first `count` parameters, each joint weighted by
+        1/s_j (iteratively reweighted); fitted: (10,) parameters whose last six (the
+        inertia's) are taken as known and their torques removed."""
+        Y, y = self.Y[:, :, :count], self.y
+        if fitted is not None:
+            y = y - self.Y[:, :, STATIC:] @ fitted[STATIC:]
+        rows = Y.shape[0] * Y.shape[1]
+        tiny = (1e-12 * max(float(np.abs(y).max()), 1e-300)) ** 2
+        weight = np.ones(Y.shape[1])
+        for _ in range(REWEIGHTING_PASSES):
+            A = (Y * weight[:, None]).reshape(rows, count)
+            pi, _ = _least_squares(A, (y * weight).reshape(-1))
+            # a residual is smaller than its error by its leverage h (the share of it the fit
+            # absorbed): E[r²] = s² (1 − h); without it a joint that pins the fit down
+            # looks precise and is weighted up further
+            leverage = np.einsum("ij,ij->i", A, np.linalg.pinv(A).T).reshape(y.shape)
+            residual = y - Y @ pi
+            variance = np.mean(residual ** 2 / np.maximum(1.0 - leverage, 0.1), axis=0)
+            weight = 1.0 / np.sqrt(np.maximum(np.maximum(variance, self.floor), tiny))
+        return _least_squares((Y * weight[:, None]).reshape(rows, count),
+                              (y * weight).reshape(-1))
 
 
 def _least_squares(A, b):

@@ -996,9 +996,10 @@ class DynamicsNode(Node):
         model changes are off."""
         if goal.tare or not self.get_parameter("allow_model_changes").value:
             return
-        q, qd, tau, _ = run.arrays()
+        q, qd, tau, pose = run.arrays()
         guess = provisional_payload(fit_solver, goal.link, q, qd, np.zeros_like(q), tau,
-                                    (0.0, 0.0, 0.0) if original is None else original[1])
+                                    (0.0, 0.0, 0.0) if original is None else original[1],
+                                    pose)
         if guess is not None:
             mass = min(guess[0], self.get_parameter("max_payload_mass").value)
             self.apply_payload(goal.link, mass, guess[1], np.zeros((3, 3)))
@@ -1068,7 +1069,7 @@ class DynamicsNode(Node):
             return f"tare recorded at {len(run.poses)} poses ({len(q)} joint states)"
         tare = self._tare[1][pose] if goal.use_tare else None
         estimate = self._background.submit(identify_payload, fit_solver, goal.link, q, qd,
-                                           np.zeros_like(q), tau, tare, False).result()
+                                           np.zeros_like(q), tau, tare, False, pose).result()
         return self._identified(estimate, goal, result)
 
     def _identified(self, estimate, goal, result):
