@@ -36,6 +36,7 @@ Robotics, §6.5).
 
 import collections
 import dataclasses
+import time
 
 import numpy as np
 
@@ -129,6 +130,7 @@ class Controller:
         self.observer = self._observer(settings)
         self.thresholds = _thresholds(settings)
         self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
+        self.observer_seconds = 0.0    # [s] the observer's part of the last step (0: none)
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
         self.running = False           # a command stream is going (False: next one ramps)
         self.last_command_time = -np.inf
@@ -235,9 +237,11 @@ class Controller:
         friction = (friction_torque(qd, s.viscous, s.coulomb) if s.viscous is not None
                     else 0.0)
         external = None
-        if self.observer is not None:
+        if self.observer is not None:      # its own time kept: its cost in the running node
+            started = time.perf_counter()
             external, found = self._observe(q, qd, g, friction, stamp if stamp > 0.0 else now)
             events += found
+            self.observer_seconds = time.perf_counter() - started
         if self.mode != HOLD:
             fault = velocity_fault(qd, s.velocity_bound, self.names)
             if fault is not None:

@@ -167,6 +167,7 @@ class DynamicsNode(Node):
         self.cross_check_off = None     # why there is no cross-check (no second backend)
         self.rate_window = collections.deque(maxlen=20_000)  # receipt times of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
+        self.observer_seconds = collections.deque(maxlen=2000)   # the observer's part of them
         self.model = self.solver = self.checker = None
         self._trajectory_checker = (None, None)   # (payloads, solver) of ~/check_trajectory
         self._recording = None     # the PoseRecording of an identification under way
@@ -429,6 +430,9 @@ class DynamicsNode(Node):
         started = time.perf_counter()
         self._handle_joint_state(msg)
         self.callback_seconds.append(time.perf_counter() - started)
+        if self.controller.observer_seconds:
+            self.observer_seconds.append(self.controller.observer_seconds)
+            self.controller.observer_seconds = 0.0
 
     def _handle_joint_state(self, msg):
         now = self._now()
@@ -692,13 +696,16 @@ class DynamicsNode(Node):
             }
             for i, note in enumerate(self.model.warnings, start=1):
                 values[f"model_warning_{i}"] = note
-            if self.callback_seconds:
-                times = np.sort(np.array(self.callback_seconds)) * 1e6
-                rank = lambda p: times[min(len(times) - 1, int(p * len(times)))]  # noqa: E731
-                values.update({"callback_p50_us": f"{rank(0.50):.1f}",
-                               "callback_p99_us": f"{rank(0.99):.1f}",
-                               "callback_max_us": f"{times[-1]:.1f}"})
-                values["callback_samples"] = str(len(times))
+            for what, seconds in (("callback", self.callback_seconds),
+                                  ("observer", self.observer_seconds)):
+                if seconds:
+                    times = np.sort(np.array(seconds)) * 1e6
+                    rank = times[np.minimum(len(times) - 1, (np.array([0.5, 0.99])
+                                                             * len(times)).astype(int))]
+                    values.update({f"{what}_p50_us": f"{rank[0]:.1f}",
+                                   f"{what}_p99_us": f"{rank[1]:.1f}",
+                                   f"{what}_max_us": f"{times[-1]:.1f}",
+                                   f"{what}_samples": str(len(times))})
             for name, diff in self.cross_check_result.items():
                 values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
             stale = merger.stale_joints(now, timeout)
