@@ -166,3 +166,25 @@ def test_lambda_stays_bounded_at_a_singularity():
         assert np.linalg.eigvalsh(result.Lambda).max() <= 1.0001 * KAPPA_MAX / sigma_1
         if eps <= 1e-6:
             assert result.near_singular and result.condition_number > KAPPA_MAX
+
+
+def test_rounding_in_a_singular_direction_gives_no_inertia():
+    """J M⁻¹ Jᵀ with one eigenvalue zero up to rounding: ±ε σ_1 there (what two CPUs or two
+    backends may compute for the same pose) gives the same Λ, with nothing along that
+    direction; a small but real eigenvalue gets the ramp's σ / σ_thr²."""
+    from robo_dynamics.algorithms.operational_space import KAPPA_MAX, operational_space
+    U = np.linalg.qr(np.random.default_rng(3).normal(size=(6, 6)))[0]
+    sigma = np.array([0.0, 0.17, 0.23, 0.49, 213.7, 3424.7])
+    results = []
+    for tiny in (-1e-17, 0.0, 1e-17, 1e-15):
+        inverse = (U * np.r_[tiny * sigma[-1], sigma[1:]]) @ U.T
+        results.append(operational_space(np.eye(6), M_inv=inverse).Lambda)
+    scale = 1e-10 * np.abs(results[0]).max()          # rounding of entries ≈ 1 / 0.17
+    for Lambda in results[1:]:
+        np.testing.assert_allclose(Lambda, results[0], rtol=0, atol=scale)
+        assert abs(U[:, 0] @ Lambda @ U[:, 0]) < scale
+    real = 1e-10 * sigma[-1]                       # below σ_thr = σ_1 / κ_max, above rounding
+    inverse = (U * np.r_[real, sigma[1:]]) @ U.T
+    Lambda = operational_space(np.eye(6), M_inv=inverse).Lambda
+    assert U[:, 0] @ Lambda @ U[:, 0] == pytest.approx(real / (sigma[-1] / KAPPA_MAX) ** 2,
+                                                       rel=1e-4)   # ε σ_1 / real ≈ 1e-6

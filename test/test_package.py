@@ -155,7 +155,7 @@ def test_compare_prints_both_backends_and_their_difference(capsys):
     assert "robot 'rd_ur5e'" in out and out.count("pose '") == 3
     lines = [line for line in out.splitlines() if "pinocchio|" in line]
     assert len(lines) == 6
-    for line in lines:  # at the singular zero pose Λ is regularised: κ_max · ε ≈ 1e-8
+    for line in lines:  # at the singular zero pose Λ is regularised (rounding: 0)
         bound = 1e-7 if "near singular" in line else 1e-9
         assert float(line.split("1): ")[1].split(",")[0]) < bound, line
 

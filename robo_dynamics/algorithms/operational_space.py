@@ -13,7 +13,11 @@ Inverting Λ⁻¹ = J M⁻¹ Jᵀ (6 × 6, symmetric positive semi-definite):
   (pseudo-inverse). Among the r others, σ ≥ σ_1/κ_max is inverted exactly (1/σ); a smaller
   σ, the sign of a nearby singularity, gets σ/σ_thr² with σ_thr = σ_1/κ_max, a ramp that
   meets 1/σ at σ_thr and goes to 0 at the singularity. So every eigenvalue of Λ is at most
-  κ_max/σ_1: Λ stays finite and bounded. The condition number reported is σ_1/σ_r.
+  κ_max/σ_1: Λ stays finite and bounded. An eigenvalue below 6 ε σ_1 (ε the machine
+  epsilon) is rounding, not a direction the arm can be pushed in: it is taken as 0 (as a
+  rank decision is, Golub & Van Loan, Matrix Computations, §5.4.1), else the ramp would turn
+  rounding that differs between CPUs into inertia of order ε κ_max²/σ_1.
+  The condition number reported is σ_1/σ_r.
   In the usual case (r = 6, every σ exact) that Λ is the plain inverse of Λ⁻¹, so only the
   eigenvalues are computed, then the inverse (LU); the eigenvectors only when the ramp or
   the pseudo-inverse applies.
@@ -39,6 +43,7 @@ OperationalSpace = collections.namedtuple("OperationalSpace", [
 ])
 
 KAPPA_MAX = 1e8
+ROUNDING = 6.0 * np.finfo(float).eps    # eigenvalues below ROUNDING σ_1 are taken as 0
 
 
 def operational_space(J, M=None, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_MAX,
@@ -65,7 +70,8 @@ def operational_space(J, M=None, b=None, g=None, Jdot_qd=None, kappa_max=KAPPA_M
         inverse = np.zeros(6)
         active = sigma[6 - r:]
         inverse[6 - r:] = np.where(active >= threshold, 1.0 / np.maximum(active, threshold),
-                                   np.maximum(active, 0.0) / threshold ** 2)
+                                   np.where(active > ROUNDING * sigma_1, active, 0.0)
+                                   / threshold ** 2)
         Lambda = (U * inverse) @ U.T
     condition = sigma_1 / sigma_r if sigma_r > 0.0 else math.inf
     eta = p = None
@@ -91,5 +97,6 @@ def operational_space_inertia_batch(J, M, kappa_max=KAPPA_MAX):
     with np.errstate(divide="ignore", invalid="ignore"):
         inverse[..., 6 - r:] = np.where(active >= threshold,
                                         1.0 / np.maximum(active, threshold),
-                                        np.maximum(active, 0.0) / threshold ** 2)
+                                        np.where(active > ROUNDING * sigma[..., 5:], active,
+                                                 0.0) / threshold ** 2)
     return (U * inverse[..., None, :]) @ np.swapaxes(U, -1, -2)
