@@ -222,6 +222,38 @@ def test_safe_hold_brings_a_moving_arm_to_rest_in_simulation():
         speeds.append(np.max(np.abs(arm.v)))
     assert ctrl.mode == HOLD and ctrl.counts["faults"] == 1
     assert speeds[-1] < 1e-3 * speeds[0]
+    assert not ctrl.halted                       # the hold held: the stream never stopped
+
+
+def test_a_hold_that_does_not_stop_the_arm_stops_the_stream_until_a_new_motion():
+    """A joint still beyond its velocity bound hold_timeout after the hold began (something
+    the damping cannot stop drives it): no more commands, one hold_failed ERROR; a motion is
+    refused while the joint is still fast, admitted once the arm is at rest, and the stream
+    then starts again as a ramp from the measured effort."""
+    ctrl = controller(hold_timeout=0.2)
+    run(ctrl, Q, np.zeros(N), 0.0, 100)
+    fast = np.zeros(N)
+    fast[5] = -1.3 * ROBOT.velocity_limit[5]
+    times, commands, events = run(ctrl, Q, fast, 0.2, 200)      # 0.4 s at that speed
+    kinds = [e.kind for e in events]
+    assert kinds == ["safe_hold", "hold_failed"], kinds
+    failed = events[1]
+    assert failed.level == "error" and "wrist_3_joint" in failed.message
+    assert ctrl.halted and ctrl.counts["faults"] == 2
+    # commands while the hold had its chance, none after: the last one 0.2 s after the first
+    assert times[-1] - times[0] == pytest.approx(0.2, abs=DT + 1e-9)
+    assert len(times) < 200
+    assert ctrl.desire(SetPoint(Q, np.zeros(N)), 0.6).kind == "refused"    # still fast
+    assert ctrl.halted
+    _, none, _ = run(ctrl, Q, np.zeros(N), 0.6, 5)                        # at rest now
+    assert len(none) == 0 and ctrl.halted
+    assert ctrl.desire(SetPoint(Q, np.zeros(N)), 0.61).kind == "tracking"
+    effort = REF.gravity(Q)
+    times, commands, events = run(ctrl, Q, np.zeros(N), 0.612, 300, effort=effort)
+    assert [e.kind for e in events] == ["resumed"] and not ctrl.halted
+    assert np.all(np.abs(commands[0] - effort) <= RATE * DT + 1e-9)       # a ramp from there
+    assert_rate_limited(times, commands)
+    assert rel(commands[-1], REF.gravity(Q)) <= 1e-9                       # tracking at rest
 
 
 # -- staleness -----------------------------------------------------------------------------------

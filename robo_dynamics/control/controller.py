@@ -27,7 +27,12 @@ arm's torque is: the measured effort when the joint states carry it, else the la
 - external torques (momentum_observer.py, when Settings.observer_gain is set): each state's
   measured efforts give τ_ext per joint and its contact level; a collision (|τ_ext| beyond
   the collision threshold) with collision_reaction 'hold' abandons any motion for the hold,
-  on that joint state, latched until a new desired motion or reset_observer().
+  on that joint state, latched until a new desired motion or reset_observer();
+- a hold that does not hold: a joint still beyond the velocity bound hold_timeout after the
+  hold began (a model error the damping cannot stop, e.g. a wrong payload pulling a light
+  wrist joint round) stops the command stream, so that the arm's own watchdog brakes it
+  (as stale input does); latched until a new desired motion is admitted, which the
+  admission allows only once the arm is below the velocity bound.
 
 Computed torque: Lynch & Park, Modern Robotics, §11.4.1 (τ is the inverse dynamics at the
 commanded acceleration, so one Newton–Euler recursion gives it: Craig, Introduction to
@@ -52,8 +57,8 @@ INFO, WARN, ERROR = "info", "warn", "error"
 
 Event = collections.namedtuple("Event", ["level", "kind", "message"])
 Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
-resumed, stale, tracking, refused, safe_hold, model, collision, observer_reset), a sentence
-naming joints and values."""
+resumed, stale, tracking, refused, safe_hold, hold_failed, model, collision, observer_reset),
+a sentence naming joints and values."""
 
 Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
                                          "external"])
@@ -78,7 +83,8 @@ class Settings:
     kp [1/s²], kd [1/s]: computed-torque gains. effort_bound [N·m or N]: |τ| ≤ bound.
     max_torque_rate [N·m/s]. start_tolerance, max_tracking_error [rad or m].
     velocity_bound [rad/s or m/s] (inf: none). hold_damping D [N·m·s/rad].
-    stale_timeout [s]. viscous, coulomb: friction compensation (None: off); the observer
+    stale_timeout [s]. hold_timeout [s]: how long the hold may take to bring every joint
+    below the velocity bound before the stream stops. viscous, coulomb: friction compensation (None: off); the observer
     uses the same friction model.
     observer_gain K_O [1/s] (None: no external-torque estimate). contact_threshold,
     collision_threshold [N·m or N]: per-joint levels of |τ_ext|. collision_reaction: 'none'
@@ -94,6 +100,7 @@ class Settings:
     velocity_bound: np.ndarray
     hold_damping: np.ndarray
     stale_timeout: float
+    hold_timeout: float = 0.5
     viscous: np.ndarray = None
     coulomb: np.ndarray = None
     observer_gain: np.ndarray = None
@@ -127,6 +134,8 @@ class Controller:
         self.motion = None             # the admitted desired motion (Trajectory / SetPoint)
         self.hold_reason = ""
         self.hold_kind = ""            # the event kind that caused the hold
+        self.hold_since = None         # [s] the first held joint state (None: not yet)
+        self.halted = ""               # why the hold failed and the stream stopped ("": no)
         self.observer = self._observer(settings)
         self.thresholds = _thresholds(settings)
         self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
@@ -189,6 +198,8 @@ class Controller:
             return self.refuse(f"desired motion refused: {reason}")
         left = f" (leaving the hold: {self.hold_reason})" if self.mode == HOLD else ""
         self.motion, self.mode, self.hold_reason, self.hold_kind = motion, TRACKING, "", ""
+        if self.halted:                # the stream starts again, as a ramp
+            self.halted, self.running = "", False
         return self._event(INFO, "tracking", f"tracking a new desired motion{left}")
 
     def refuse(self, reason):
@@ -218,7 +229,7 @@ class Controller:
         rejected = merger.update(names, positions, velocities, now, efforts)
         if rejected is not None:
             return Cycle(rejected, None, None, NO_EVENTS, None)
-        if not merger.complete():
+        if not merger.complete() or self.halted:
             return Cycle(None, None, None, NO_EVENTS, None)
         s = self.settings
         previous, self.last_state_time = self.last_state_time, now
@@ -258,6 +269,12 @@ class Controller:
             a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, s.kp, s.kd)
             target = solver.inverse_dynamics_unchecked(q, qd, a) + friction
         else:                                  # hold: friction helps stop, not compensated
+            if self.hold_since is None:
+                self.hold_since = now
+            elif now - self.hold_since > s.hold_timeout:
+                fault = velocity_fault(qd, s.velocity_bound, self.names)
+                if fault is not None:
+                    return Cycle(None, None, None, events + (self._halt(fault),), external)
             target = g - s.hold_damping * qd
         target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
         command, limited = self.limiter.limit(target, now)
@@ -351,8 +368,20 @@ class Controller:
     def _hold(self, reason, kind="fault"):
         """Abandon the desired motion: gravity compensation + damping, latched."""
         self.motion, self.mode, self.hold_reason, self.hold_kind = None, HOLD, reason, kind
+        self.hold_since = None
         self.counts["faults"] += 1
         return self._event(ERROR, "safe_hold", f"safe hold: {reason}")
+
+    def _halt(self, fault):
+        """The hold did not stop the arm: stop the command stream (latched)."""
+        self.halted = (f"{fault} {self.settings.hold_timeout:g} s into the hold (damping "
+                       "cannot stop it: a model error, e.g. a wrong payload?)")
+        self.running = False
+        self.counts["faults"] += 1
+        return self._event(ERROR, "hold_failed", f"safe hold failed: {self.halted}: command "
+                                                 "stream stopped, the arm's own watchdog must "
+                                                 "brake it; a new desired motion restarts it "
+                                                 "once the arm is below the velocity bound")
 
     def _event(self, level, kind, message):
         self.last_event = Event(level, kind, message)

@@ -352,7 +352,7 @@ class DynamicsNode(Node):
             max_tracking_error=per_joint("max_tracking_error"),
             velocity_bound=velocity_bounds(model.velocity_limit, p["velocity_limit_scale"]),
             hold_damping=hold if hold is not None else core.default_hold_damping(self.solver),
-            stale_timeout=p["stale_timeout"],
+            stale_timeout=p["stale_timeout"], hold_timeout=p["hold_timeout"],
             viscous=(viscous if viscous is not None else model.damping) if friction else None,
             coulomb=(coulomb if coulomb is not None else model.friction) if friction else None,
             **self._observer_settings(p, per_joint))
@@ -675,6 +675,7 @@ class DynamicsNode(Node):
                 "messages_rejected": str(merger.rejected),
                 "last_rejection": self.rejected_reason,
                 "mode": controller.mode, "hold_reason": controller.hold_reason,
+                "hold_failed": controller.halted,
                 "commands": str(counts["commands"]),
                 "commands_clamped": str(counts["clamped"]),
                 "commands_rate_limited": str(counts["rate_limited"]),
@@ -713,6 +714,9 @@ class DynamicsNode(Node):
                 status.level = DiagnosticStatus.ERROR
                 status.message = (f"backends disagree: relative difference {worst:.3g} > "
                                   f"{tolerance:g}")
+            elif controller.halted:
+                status.level = DiagnosticStatus.ERROR
+                status.message = f"commands stopped: safe hold failed: {controller.halted}"
             elif controller.mode == core.HOLD:
                 status.level = DiagnosticStatus.ERROR
                 status.message = f"safe hold: {controller.hold_reason}"

@@ -100,6 +100,10 @@ DYNAMICS_NODE = {
                          "the mass matrix diagonal at the zero configuration.", RUNTIME),
     "stale_timeout": Spec(0.1, DOUBLE, "Joint states older than this [s] stop the command "
                           "stream.", RUNTIME),
+    "hold_timeout": Spec(0.5, DOUBLE, "A joint still beyond the velocity bound this long [s] "
+                         "after the safe hold began stops the command stream (the hold's "
+                         "damping cannot stop it; the arm's own watchdog must brake).",
+                         RUNTIME),
     "cross_check_rate": Spec(1.0, DOUBLE, "How often [Hz] the other backend recomputes a "
                              "state, one quantity per joint state after its command is "
                              "published; 0 disables the cross-check.", RUNTIME),
@@ -208,6 +212,7 @@ PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_frict
 # name → the test its value must pass (the reason names the parameter and its value)
 RANGES = {
     "stale_timeout": lambda v: 0.0 < v < math.inf,
+    "hold_timeout": lambda v: 0.0 < v < math.inf,
     "cross_check_rate": lambda v: 0.0 <= v <= 1000.0,
     "cross_check_tolerance": lambda v: 0.0 < v < math.inf,
     "marker_rate": lambda v: 0.0 <= v <= 100.0,
