@@ -625,6 +625,32 @@ def test_velocity_fault_gives_the_safe_hold_on_the_same_joint_state(harness):
     assert "safe hold" in _status(harness.inbox["diagnostics"][-1]).message
 
 
+@pytest.mark.parametrize("harness", [{**SIM, "hold_timeout": 0.1}], indirect=True)
+def test_a_hold_that_does_not_stop_the_arm_stops_the_commands(harness):
+    """The joint stays beyond its velocity bound in the hold: commands until hold_timeout,
+    then none, a hold_failed ERROR event and ERROR on /diagnostics."""
+    clock = SimulatedClock(harness)
+    t = 10.0
+    for k in range(5):
+        t += 0.002
+        clock.state(t)
+    qd = np.zeros(6)
+    qd[5] = 1.2 * ROBOT.velocity_limit[5]
+    for k in range(45):                               # 0.088 s of the hold: it commands
+        t += 0.002
+        clock.state(t, Q, qd)
+    t += 0.02
+    clock.state(t, Q, qd, expect_command=False)      # 0.108 s, beyond hold_timeout
+    clock.state(t + 0.002, Q, qd, expect_command=False)
+    assert harness.spin_until(lambda: any(e.kind == "hold_failed"
+                                          for e in harness.inbox["events"]))
+    event = [e for e in harness.inbox["events"] if e.kind == "hold_failed"][-1]
+    assert event.level == ControllerEvent.ERROR and "wrist_3_joint" in event.message
+    clock.set(t + 0.05)
+    assert harness.spin_until(lambda: "commands stopped: safe hold failed" in _status(
+        harness.inbox["diagnostics"][-1]).message)
+
+
 @pytest.mark.parametrize("harness", [{**SIM, "stale_timeout": 1.0}], indirect=True)
 def test_tracking_fault_gives_the_safe_hold_and_a_new_motion_leaves_it(harness):
     clock = SimulatedClock(harness)
