@@ -22,11 +22,12 @@ torque offsets, which a fit would otherwise blame on the payload.
 The joints do not measure equally well: a shoulder's torque also carries its static friction
 (anything within its Coulomb band once the arm stands still) and larger model errors; a wrist
 joint's does not. Each joint's equations are therefore weighted by 1/s_j, s_j² the variance
-of that joint's residuals (a few passes of iteratively reweighted least squares). Samples
-recorded at rest in one pose share that pose's friction and offsets, so they are not
-independent measurements: given the pose of each sample, the fit runs on the pose means, each
-joint's variance not below its within-pose noise variance over the samples averaged. The
-standard deviations then include what the poses disagree by, not only the sensor noise.
+of that joint's leave-one-out residuals (a few passes of iteratively reweighted least
+squares). Samples recorded at rest in one pose share that pose's friction and offsets, so
+they are not independent measurements: given the pose of each sample, the fit runs on the
+pose means, each joint's variance not below its within-pose noise variance over the samples
+averaged. The standard deviations then include what the poses disagree by, not only the
+sensor noise.
 """
 
 import collections
@@ -47,6 +48,12 @@ SIGNIFICANT = 4.0
 """Standard deviations that set a fitted value apart from 0 (what is applied). Not 3: the
 deviations are themselves estimated from a few poses, and on a light last joint a centre of
 mass wrongly applied a few millimetres off its axis is a torque that spins it."""
+PROVISIONAL_SIGNIFICANT = 6.0
+PROVISIONAL_POSES = 3
+"""SIGNIFICANT for a working guess between poses (provisional_payload), which takes the centre
+of mass only from PROVISIONAL_POSES poses on: from fewer, each joint's scatter rests on about
+one residual and comes out small by chance, the deviations have Student's t tails, and a
+guess must not make the arm carry worse than no guess."""
 FULL = 10           # and the inertia
 REWEIGHTING_PASSES = 3   # fits that re-estimate each joint's error variance from its residuals
 
@@ -144,8 +151,9 @@ def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 
                         pose=None):
     """(mass [kg], com (3,) [m]) that the states recorded so far suggest for the payload at
     `link`, or None (no positive mass yet): the mass, and each component of m c that the
-    fit sets apart from zero by more than SIGNIFICANT standard deviations; the others (all
-    of them until the states tell m and m c apart) stay at com_guess. A centre of mass
+    fit sets apart from zero by more than PROVISIONAL_SIGNIFICANT standard deviations once
+    PROVISIONAL_POSES poses are recorded. The other components (all of them before, or
+    while the states do not tell m and m c apart) stay at com_guess: a centre of mass
     guessed from too few poses is wrong across gravity, and on a light last joint a few
     millimetres of it are a torque the arm does not need. A working guess to carry the
     payload better while recording, never a result: identify_payload decides what is
@@ -153,18 +161,20 @@ def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 
     body, R, offset = solver.model.payload_frame(link)
     y = tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)
     regressor = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + 10]
-    Y, y_all = regressor[:, :, :STATIC].reshape(-1, STATIC), y.reshape(-1)
+    Y = regressor[:, :, :STATIC].reshape(-1, STATIC)
     guess = R @ np.asarray(com_guess, dtype=float) + offset      # in the body's frame
-    if _condition(Y) <= MAX_CONDITION:
+    enough = pose is None or len(np.unique(pose)) >= PROVISIONAL_POSES
+    if enough and _condition(Y) <= MAX_CONDITION:
         pi, std = _Groups(regressor, y, pose).fit(STATIC)
         if not pi[0] > 0.0:
             return None
-        found = np.abs(pi[1:]) > SIGNIFICANT * std[1:]
+        found = np.abs(pi[1:]) > PROVISIONAL_SIGNIFICANT * std[1:]
         com = np.where(found, pi[1:] / pi[0], guess)
         return float(pi[0]), R.T @ (com - offset)
-    column = Y[:, 0] + Y[:, 1:] @ guess          # the mass alone, at com_guess
-    weight = column @ column
-    mass = column @ y_all / weight if weight > 0.0 else 0.0
+    column = regressor[:, :, :1] + regressor[:, :, 1:STATIC] @ guess[:, None]   # m at guess
+    if not np.any(column):
+        return None
+    mass = _Groups(column, y, pose).fit(1)[0][0]
     return (float(mass), np.asarray(com_guess, dtype=float)) if mass > 0.0 else None
 
 
@@ -230,12 +240,13 @@ class _Groups:
         for _ in range(REWEIGHTING_PASSES):
             A = (Y * weight[:, None]).reshape(rows, count)
             pi, _ = _least_squares(A, (y * weight).reshape(-1))
-            # a residual is smaller than its error by its leverage h (the share of it the fit
-            # absorbed): E[r²] = s² (1 − h); without it a joint that pins the fit down
-            # looks precise and is weighted up further
+            # each residual as the error of predicting its row from the others (leave one
+            # out: r / (1 − h), h the row's leverage, the share of it the fit absorbed): a
+            # joint whose few rows pin the fit down has small residuals but not small
+            # errors, and weighted up on its residuals it would be weighted up further
             leverage = np.einsum("ij,ij->i", A, np.linalg.pinv(A).T).reshape(y.shape)
-            residual = y - Y @ pi
-            variance = np.mean(residual ** 2 / np.maximum(1.0 - leverage, 0.1), axis=0)
+            left_out = (y - Y @ pi) / np.maximum(1.0 - leverage, 1e-3)
+            variance = np.mean(left_out ** 2, axis=0)
             weight = 1.0 / np.sqrt(np.maximum(np.maximum(variance, self.floor), tiny))
         return _least_squares((Y * weight[:, None]).reshape(rows, count),
                               (y * weight).reshape(-1))
