@@ -89,8 +89,8 @@ def test_a_guess_between_poses_applies_no_centre_of_mass_that_is_not_there(solve
     centred on the flange's axis (c_x = c_y = 0, c_z = 5 cm), the demo plant's static
     friction and 0.5 N·m noise, 200 guesses each from the first 2, 3 and 4 poses: from two,
     the mass alone; from three on, c_x, c_y never (a few millimetres of them spin the last
-    joint) and c_z (nearly) always. With the final fit's rule (4σ) from two poses on, 13 of the
-    600 guesses applied c_x or c_y."""
+    joint) and c_z (nearly) always. Before (each joint's residuals corrected by 1 − h, not
+    left out; 4σ from two poses on), 5 of these 600 guesses applied c_x or c_y."""
     friction = np.array([1.5, 1.5, 0.5, 0.015, 0.004, 0.0002])        # N·m
     com = np.array([0.0, 0.0, 0.05])
     truth = rd.make_solver(ROBOT.with_payload(LINK, MASS, com, np.diag([3e-4, 3e-4, 2e-4])),
