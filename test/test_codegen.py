@@ -12,17 +12,19 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
+from robo_dynamics.algorithms import chain_codegen
 from robo_dynamics.algorithms.codegen import Emitter, build
 from robo_dynamics.algorithms.crba_codegen import compile_mass_matrix
 from robo_dynamics.algorithms.derivatives_codegen import compile_rnea_derivatives
 from robo_dynamics.algorithms.jacobian_codegen import compile_jacobian, compile_jacobian_dot_qd
-from robo_dynamics.algorithms.rnea_codegen import compile_rnea, compile_rnea_batch
-from conftest import SHIPPED
+from robo_dynamics.algorithms.rnea_codegen import (compile_rnea, compile_rnea_batch,
+                                                   inverse_dynamics_values)
+from conftest import SHIPPED, load_arm
 from planar_2link import closed_form, closed_form_derivatives, planar_jacobian
 
 
-def _run(emitter, results, inputs):
-    lines, results = emitter.code(results)
+def _run(emitter, results, inputs, inline=False):
+    lines, results = emitter.code(results, inline=inline)
     source = ("def f(x):\n    x0, x1, x2 = x\n" + "\n".join(lines)
               + f"\n    return [{', '.join(results)}]\n")
     return build(source, "f", "<test>", {"cos": math.cos, "sin": math.sin})(inputs)
@@ -66,6 +68,33 @@ def test_dead_code_is_dropped_and_shared_work_is_emitted_once():
     lines, _ = e.code([used, twice])
     assert len(lines) == 2                  # one product, one sum
     assert _run(e, [used, twice], [2.0, 3.0, 5.0]) == [6.0, 12.0]
+
+
+def test_inlined_code_computes_what_the_register_code_computes_to_the_bit():
+    """Code for floats writes an operation used once into its user's expression: the same
+    operations in the same order, fewer lines. The Panda's inverse dynamics and two of its
+    derivative columns (dense inertias, thousands of operations) on random states,
+    compared with ==."""
+    model = load_arm("panda")
+    n, e = model.dof, Emitter()
+    x = chain_codegen.inputs(e, ["q", "qd", "qdd"], n)
+    tau = inverse_dynamics_values(e, model, x["q"], x["qd"], x["qdd"])
+    values = tau + e.derivatives(tau, "q1") + e.derivatives(tau, "qd2")
+    registers, inlined = e.code(values)[0], e.code(values, inline=True)[0]
+    assert len(inlined) < len(registers) / 3
+    names = [f"{v}{i}" for v in ("q", "qd", "qdd") for i in range(n)]
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        inputs = dict(zip(names, rng.uniform(-3.0, 3.0, 3 * n).tolist()))
+        assert _evaluate(e, values, inputs, False) == _evaluate(e, values, inputs, True)
+
+
+def _evaluate(emitter, results, inputs, inline):
+    """The results of emitter's code for `inputs` (name → float)."""
+    lines, texts = emitter.code(results, inline=inline)
+    source = ("def f(x):\n" + "".join(f"    {name} = x[{name!r}]\n" for name in inputs)
+              + "\n".join(lines) + f"\n    return [{', '.join(texts)}]\n")
+    return build(source, "f", f"<test {inline}>", {"cos": math.cos, "sin": math.sin})(inputs)
 
 
 def test_the_2_link_arm_code_is_short_and_equals_the_closed_form():

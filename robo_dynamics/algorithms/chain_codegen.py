@@ -137,7 +137,7 @@ def source(name, arguments, n, lines, results):
 def compile_scalar(e, name, arguments, n, results, model_name):
     """The function of `results` (values of e) for one state: arguments are lists of n
     floats, the result a list of floats. Its `source` and `operations` are attributes."""
-    lines, texts = e.code(results)
+    lines, texts = e.code(results, inline=True)
     function = build(source(name, arguments, n, lines, texts), name,
                      f"<{name} for {model_name}>", {"cos": math.cos, "sin": math.sin})
     function.operations = len(lines)

@@ -168,9 +168,13 @@ class Emitter:
         return [d(v) for v in values]
 
     # -- code ------------------------------------------------------------------------------
-    def code(self, results):
+    def code(self, results, inline=False):
         """(lines, results as text): the assignments `results` depend on, in order, each
-        operation's value in a register that is reused once the value is dead."""
+        operation's value in a register that is reused once the value is dead. With
+        `inline` (code for floats), an operation whose value is used once, by another
+        operation, is written into that one's expression, up to INLINE_DEPTH deep, instead
+        of into a register: a store and a load fewer, the same arithmetic in the same
+        order, so the same results to the bit."""
         needed = set()
         for r in results:
             if isinstance(r, Term) and isinstance(r.ref, int):
@@ -179,25 +183,56 @@ class Emitter:
             if index in needed:
                 needed.update(_temporaries(self.operations[index]))
         kept = sorted(needed)
-        last_use = {}
+        alive = {r.ref for r in results if isinstance(r, Term) and isinstance(r.ref, int)}
+        inlined = _inlined(self.operations, kept, alive) if inline else {}
+        reads = {}                # emitted operation → the registers its line reads
         for index in kept:
+            reads[index] = set()
             for operand in _temporaries(self.operations[index]):
+                reads[index] |= reads[operand] if operand in inlined else {operand}
+        emitted = [index for index in kept if index not in inlined]
+        last_use = {}
+        for index in emitted:
+            for operand in reads[index]:
                 last_use[operand] = index
-        for r in results:
-            if isinstance(r, Term) and isinstance(r.ref, int):
-                last_use[r.ref] = len(self.operations)           # alive to the end
-        register, free, lines, count = {}, [], [], 0
+        for ref in alive:
+            last_use[ref] = len(self.operations)                 # alive to the end
+        register, free, lines, count, text = {}, [], [], 0, {}
         for index in kept:
             operation = self.operations[index]
-            for operand in set(_temporaries(operation)):
+            operands = [_text(x, register, text) for x in operation.operands]
+            if index in inlined:
+                text[index] = _expression(operation.op, operands)
+                continue
+            for operand in reads[index]:
                 if last_use[operand] == index:
                     free.append(register[operand])
             if not free:
                 count += 1
                 free.append(f"r{count}")
             register[index] = free.pop()
-            lines.append(_assignment(register[index], operation, register))
-        return lines, [_text(r, register) for r in results]
+            lines.append(_assignment(register[index], operation.op, operands))
+        return lines, [_text(r, register, text) for r in results]
+
+
+INLINE_DEPTH = 8
+"""Operations nested into one expression at most (Python's parser limits the nesting)."""
+
+
+def _inlined(operations, kept, alive):
+    """The operations of `kept` to write into their only user's expression: used once, by
+    an operation (not a result), nested at most INLINE_DEPTH deep."""
+    uses = {}
+    for index in kept:
+        for operand in _temporaries(operations[index]):
+            uses[operand] = uses.get(operand, 0) + 1
+    depth, inlined = {}, set()
+    for index in kept:
+        depth[index] = 1 + max([depth[operand] for operand in _temporaries(operations[index])
+                                if operand in inlined] + [0])
+        if uses.get(index) == 1 and index not in alive and depth[index] <= INLINE_DEPTH:
+            inlined.add(index)
+    return inlined
 
 
 def abs_term(x):
@@ -215,26 +250,37 @@ def _temporaries(operation):
     return [x.ref for x in operation.operands if isinstance(x, Term) and isinstance(x.ref, int)]
 
 
-def _text(x, register):
-    """A value as source text."""
+def _text(x, register, inlined=None):
+    """A value as source text (an inlined operation: its expression)."""
     if isinstance(x, float):
         return repr(x)
-    name = register[x.ref] if isinstance(x.ref, int) else x.ref
+    if isinstance(x.ref, str):
+        name = x.ref
+    elif inlined and x.ref in inlined:
+        name = inlined[x.ref]
+    else:
+        name = register[x.ref]
     return f"-{name}" if x.negative else name
 
 
-def _assignment(target, operation, register):
+def _expression(op, operands):
+    """An operation as an expression to nest in another."""
+    if op not in "+-*":
+        return f"{op}({', '.join(operands)})"
+    return f"({operands[0]} {op} {operands[1]})"
+
+
+def _assignment(target, op, operands):
     """`target = a op b`, written `target op= b` when target is an operand that may be
     updated in place (on arrays: no new allocation; on floats: the same arithmetic)."""
-    operands = [_text(x, register) for x in operation.operands]
-    if operation.op not in "+-*":
-        return f"    {target} = {operation.op}({', '.join(operands)})"
+    if op not in "+-*":
+        return f"    {target} = {op}({', '.join(operands)})"
     a, b = operands
     if a == target and b != target:
-        return f"    {target} {operation.op}= {b}"
-    if b == target and a != target and operation.op != "-":
-        return f"    {target} {operation.op}= {a}"
-    return f"    {target} = {a} {operation.op} {b}"
+        return f"    {target} {op}= {b}"
+    if b == target and a != target and op != "-":
+        return f"    {target} {op}= {a}"
+    return f"    {target} = {a} {op} {b}"
 
 
 def build(source, function_name, filename, namespace):
