@@ -1,5 +1,6 @@
 """The code generator: its algebra (constant folding, signs carried in terms, shared
-subexpressions, dead-code removal, reused registers, in-place updates) against plain
+subexpressions, dead-code removal, reused registers, in-place updates, inlined
+expressions) against plain
 arithmetic on the same numbers, for every combination of operand kinds; and the code it
 writes for the 2-link arm, printed, against the closed form (Craig, Introduction to
 Robotics, §6.7)."""

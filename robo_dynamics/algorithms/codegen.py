@@ -8,7 +8,8 @@ recorded twice is emitted once (common subexpressions).
 
 `Emitter.code(results)` then keeps only the operations the results depend on, in order,
 and names them with registers r1, r2, … reused as soon as a value is dead, so that on NumPy
-arrays the working set stays a few dozen arrays. `Emitter.derivatives` differentiates
+arrays the working set stays a few dozen arrays; for floats it writes an operation used once
+into its user's expression instead (`inline`). `Emitter.derivatives` differentiates
 recorded values with respect to an input (forward mode), recording the derivatives as
 further operations. `build` compiles the source and registers
 it with linecache, so a traceback through generated code shows its lines.
