@@ -7,6 +7,8 @@ domain id of its own before rclpy is imported).
 import errno
 import math
 import os
+import sys
+import time
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -36,6 +38,7 @@ NAMES = list(ROBOT.joint_names)
 REF = rd.make_solver(ROBOT, "pinocchio")
 Q = np.array([0.3, -1.1, 1.4, -0.9, 1.2, 0.4])
 QD = np.array([0.2, -0.1, 0.3, 0.0, -0.2, 0.1])
+HANG_GUARD = 30.0    # s: only against a hang; the waits end when the event happens
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -339,6 +342,47 @@ def test_markers_and_tip_wrench(harness):
     p = REF.operational_space(Q, np.zeros(6)).gravity_wrench
     np.testing.assert_allclose([wrench.wrench.force.x, wrench.wrench.force.y,
                                 wrench.wrench.force.z], R.T @ p[:3], rtol=1e-7, atol=1e-9)
+
+
+def _joint_state_handled_meanwhile(harness):
+    """Publish a joint state and wait (hang guard: HANG_GUARD s) until the node has handled
+    it: True when it did, i.e. when the joint-state thread was not kept waiting."""
+    before = harness.handled()
+    harness.publish_state(NAMES, Q, QD)
+    deadline = time.monotonic() + HANG_GUARD
+    while harness.handled() == before and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return harness.handled() > before
+
+
+def test_joint_states_do_not_wait_for_markers_or_a_trajectory_being_read(harness,
+                                                                         monkeypatch):
+    """Building rviz2 markers and reading a desired trajectory take milliseconds on the main
+    executor; both happen outside the node's lock, so joint states are handled meanwhile
+    (here: one is sent and handled while each is in progress). The interpreter lock too:
+    another thread running Python keeps it at most GIL_SWITCH_INTERVAL."""
+    from robo_dynamics.ros import conversions, markers
+    harness.stream("command")
+    assert sys.getswitchinterval() <= joint_state_thread.GIL_SWITCH_INTERVAL
+    outcome = {}
+    build, read = markers.marker_array, conversions.trajectory_from_msg
+
+    def slow_markers(*args):
+        outcome.setdefault("markers", _joint_state_handled_meanwhile(harness))
+        return build(*args)
+
+    def slow_trajectory(*args):
+        outcome.setdefault("trajectory", _joint_state_handled_meanwhile(harness))
+        return read(*args)
+
+    monkeypatch.setattr(markers, "marker_array", slow_markers)
+    monkeypatch.setattr(conversions, "trajectory_from_msg", slow_trajectory)
+    harness.stream_until("markers", lambda m: "markers" in outcome)   # not one sent before
+    traj = JointTrajectory(joint_names=NAMES)
+    traj.points = [JointTrajectoryPoint(positions=list(Q), time_from_start=Duration(sec=1))]
+    harness.trajectory.publish(traj)
+    assert harness.spin_until(lambda: "trajectory" in outcome)
+    assert outcome == {"markers": True, "trajectory": True}
 
 
 def test_description_from_the_transient_local_topic():

@@ -576,17 +576,22 @@ class DynamicsNode(Node):
                              and not getattr(clock, "ros_time_is_active", False))
 
     # -- desired motion ----------------------------------------------------------------------
-    @_exclusive
     def _on_trajectory(self, msg):
+        """A desired trajectory: converted to a spline outside the node's lock (milliseconds
+        for hundreds of points, which a joint state must not wait for), admitted under it."""
         if self.controller is None:
             return
-        now = self._now()
+        now, names = self._now(), list(self.model.joint_names)
         try:
-            motion = conversions.trajectory_from_msg(msg, self.model.joint_names, now)
+            motion = conversions.trajectory_from_msg(msg, names, now)
         except ValueError as exc:
-            self._report(self.controller.refuse(f"desired trajectory rejected: {exc}"))
-            return
-        self._report(self.controller.desire(motion, now))
+            motion, reason = None, f"desired trajectory rejected: {exc}"
+        with self._lock:
+            if motion is not None and list(self.model.joint_names) != names:
+                motion, reason = None, ("desired trajectory rejected: the robot description "
+                                        "changed while it was read")
+            self._report(self.controller.desire(motion, now) if motion is not None
+                         else self.controller.refuse(reason))
 
     @_exclusive
     def _on_set_point(self, msg):
@@ -632,27 +637,36 @@ class DynamicsNode(Node):
         """The cross-check timer only asks for one: the joint-state thread does it."""
         self._cross_check_due = True
 
-    @_exclusive
     def _publish_markers(self):
-        if self.controller is None or not self.controller.running:
-            return
+        """~/markers and ~/tip_wrench at marker_rate. The dynamics under the node's lock (the
+        solver is the joint-state thread's too); building and publishing the messages, most
+        of the time (about half a millisecond), outside it, so that a joint state never
+        waits for them."""
+        with self._lock:
+            if self.controller is None or not self.controller.running:
+                return
+            try:
+                q, model, solver = self.controller.merger.q.copy(), self.model, self.solver
+                R_tip, p_tip = solver.tip_pose(q)
+                result = solver.operational_space(q, np.zeros_like(q))
+                tau_g = solver.gravity(q)
+            except Exception as exc:
+                self._computation_failed(exc, "markers")
+                return
         try:
-            q = self.controller.merger.q.copy()
-            header = Header(stamp=self.get_clock().now().to_msg(), frame_id=self.model.base_link)
-            R_tip, p_tip = self.solver.tip_pose(q)
-            result = self.solver.operational_space(q, np.zeros_like(q))
-            tau_g = self.solver.gravity(q)
+            header = Header(stamp=self.get_clock().now().to_msg(), frame_id=model.base_link)
             if np.all(np.isfinite(result.Lambda)):
                 self.pub_markers.publish(
-                    markers.marker_array(header, self.model, p_tip, result.Lambda, tau_g))
+                    markers.marker_array(header, model, p_tip, result.Lambda, tau_g))
             wrench = R_tip.T @ result.gravity_wrench[:3], R_tip.T @ result.gravity_wrench[3:]
-            msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=self.model.tip_link))
+            msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=model.tip_link))
             (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = wrench[0].tolist()
             (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = wrench[1].tolist()
             if np.all(np.isfinite(result.gravity_wrench)):
                 self.pub_wrench.publish(msg)
         except Exception as exc:
-            self._computation_failed(exc, "markers")
+            with self._lock:
+                self._computation_failed(exc, "markers")
 
     @_exclusive
     def _publish_diagnostics(self):

@@ -19,14 +19,25 @@ real-time setting ros2_control's controller_manager gives its update loop: the c
 then not preempted by the process's other threads (the middleware's, the main executor's)
 or by ordinary processes. Only this thread changes. If the system refuses (no permission),
 the thread runs on the normal scheduler and `scheduling` says why.
+
+The scheduler is half of it: the callback also needs Python's global interpreter lock, and
+a thread of the process that runs Python code (the main executor building rviz2 markers,
+say) keeps it until the interpreter's switch interval has passed, 5 ms by default: five
+joint states at 1 kHz. The thread therefore sets the interval to GIL_SWITCH_INTERVAL when it
+starts (a process-wide setting; it costs a thread switch only when another thread waits).
 """
 
 import os
+import sys
 import threading
 
 from rclpy.executors import SingleThreadedExecutor
 
 from .helper_node import HelperNode
+
+GIL_SWITCH_INTERVAL = 2e-4
+"""s: the longest a thread running Python keeps the interpreter from the joint-state
+thread (sys.setswitchinterval), a fifth of a 1 kHz period."""
 
 
 class JointStateThread(HelperNode):
@@ -44,6 +55,7 @@ class JointStateThread(HelperNode):
         self.start(SingleThreadedExecutor(context=owner.context))
 
     def on_thread_start(self):
+        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
         self.scheduling = self._set_scheduling()
 
     def _set_scheduling(self):
