@@ -7,9 +7,10 @@ Computed-torque tracking of the demo's smooth 6-joint motion, sent as overlappin
 trajectory segments of one periodic path, each sent when it starts (so that it starts where
 the arm is, as the node's start_tolerance requires), and the arm moves for the whole run. Reports
 RSS of both processes at start and end, joint states published and accepted (drops), the
-node's rejections, computation errors and callback times, and the longest gap between two
-consecutive commands (at the driver, and between the joint states they answer). Loopback
-only, own ROS domain.
+node's rejections, computation errors and callback times, the longest gap between two
+consecutive commands (at the driver, and between the joint states they answer) and between
+two joint states (the source's own), and the most consecutive joint states the node left
+unanswered. Loopback only, own ROS domain.
 """
 
 import argparse
@@ -25,6 +26,18 @@ from robo_dynamics.ros.demo import Q0, desired, stop_processes
 
 SEGMENT = 10.0       # s of trajectory per message
 OVERLAP = 1.0        # s: each segment starts this long before the previous one ends
+
+
+def unanswered_run(published, answered):
+    """The most consecutive stamps of `published` with no command between two commands
+    answering the stamps `answered` (both sorted)."""
+    published, answered = np.sort(published), np.unique(answered)
+    if len(answered) < 2:
+        return len(published)
+    # published stamps strictly between consecutive answered ones
+    between = (np.searchsorted(published, answered[1:], side="left")
+               - np.searchsorted(published, answered[:-1], side="right"))
+    return int(between.max())
 
 
 def main(argv=None):
@@ -56,6 +69,7 @@ def main(argv=None):
     rclpy.init()
     node = rclpy.create_node("soak_driver")
     counts, diagnostics = {"states": 0, "last_state": None, "state_gap": 0.0}, {}
+    published, answered = [], []       # stamps of the joint states, and of those answered
 
     def on_state(msg):
         """Count the joint states; the longest gap between consecutive ones (by stamp): the
@@ -64,6 +78,7 @@ def main(argv=None):
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         if counts["last_state"] is not None and gaps["measuring"]:
             counts["state_gap"] = max(counts["state_gap"], stamp - counts["last_state"])
+            published.append(stamp)
         counts["last_state"] = stamp
     node.create_subscription(JointState, "/joint_states", on_state, 1000)
     # the command stream as a controller would see it: each command's receipt time and the
@@ -77,6 +92,7 @@ def main(argv=None):
             last_received, last_stamp = gaps["last"]
             gaps["receipt"] = max(gaps["receipt"], received - last_received)
             gaps["stamp"] = max(gaps["stamp"], stamp - last_stamp)
+            answered.append(stamp)
             gaps["commands"] += 1
         gaps["last"] = (received, stamp)
     gaps["measuring"] = False
@@ -144,6 +160,8 @@ def main(argv=None):
           f"{gaps['receipt'] * 1e3:.2f} ms at the driver, {gaps['stamp'] * 1e3:.2f} ms between "
           "the joint states they answer (target ≤ 2.5 ms); longest gap between consecutive "
           f"joint states: {counts['state_gap'] * 1e3:.2f} ms")
+    print(f"  most consecutive joint states left unanswered: {unanswered_run(published, answered)}"
+          " (the node's share of a gap)")
     print(f"soak: {elapsed / 60:.1f} min at {args.rate:.0f} Hz, dynamics_node's joint-state "
           f"thread: {diagnostics.get('joint_state_thread')}")
     for name, (cpu0, rss0), (cpu1, rss1) in zip(("sim_arm", "dynamics_node"), stats0, stats1):
