@@ -251,14 +251,14 @@ def _temporaries(operation):
     return [x.ref for x in operation.operands if isinstance(x, Term) and isinstance(x.ref, int)]
 
 
-def _text(x, register, inlined=None):
-    """A value as source text (an inlined operation: its expression)."""
+def _text(x, register, expressions=None):
+    """A value as source text (an inlined operation: its expression, from `expressions`)."""
     if isinstance(x, float):
         return repr(x)
     if isinstance(x.ref, str):
         name = x.ref
-    elif inlined and x.ref in inlined:
-        name = inlined[x.ref]
+    elif expressions and x.ref in expressions:
+        name = expressions[x.ref]
     else:
         name = register[x.ref]
     return f"-{name}" if x.negative else name

@@ -84,8 +84,8 @@ class Settings:
     max_torque_rate [N·m/s]. start_tolerance, max_tracking_error [rad or m].
     velocity_bound [rad/s or m/s] (inf: none). hold_damping D [N·m·s/rad].
     stale_timeout [s]. hold_timeout [s]: how long the hold may take to bring every joint
-    below the velocity bound before the stream stops. viscous, coulomb: friction compensation (None: off); the observer
-    uses the same friction model.
+    below the velocity bound before the stream stops. viscous, coulomb: friction
+    compensation (None: off); the observer uses the same friction model.
     observer_gain K_O [1/s] (None: no external-torque estimate). contact_threshold,
     collision_threshold [N·m or N]: per-joint levels of |τ_ext|. collision_reaction: 'none'
     or 'hold'. torque_constants [N·m/A] (None: JointState.effort is the joint torque; else

@@ -15,9 +15,9 @@ A parameter set is fitted only when its columns, each scaled to unit norm, have 
 number below MAX_CONDITION; otherwise the inertia is left out (or nothing is fitted) and
 the reason says so, instead of returning noise. Standard deviations come from the residuals:
 cov(π̂) = σ̂² (YᵀWY)⁻¹, σ̂² = ‖W^½ (y − Y π̂)‖² / (rows − parameters), W the joints' weights
-(below). A tare (the same states
-recorded without the payload) is subtracted from y: it cancels the arm's own model error and
-torque offsets, which a fit would otherwise blame on the payload.
+(below). A tare (the same states recorded without the payload) is subtracted from y: it
+cancels the arm's own model error and torque offsets, which a fit would otherwise blame on
+the payload.
 
 The joints do not measure equally well: a shoulder's torque also carries its static friction
 (anything within its Coulomb band once the arm stands still) and larger model errors; a wrist
@@ -220,11 +220,11 @@ class _Groups:
         pose = np.asarray(pose)
         if pose.shape != (len(y),):
             raise ValueError("pose must give one pose index per recorded state")
-        labels = np.unique(pose)
-        self.Y = np.array([Y[pose == k].mean(axis=0) for k in labels])
-        self.y = np.array([y[pose == k].mean(axis=0) for k in labels])
-        counts = np.array([np.count_nonzero(pose == k) for k in labels])
-        spread = [y[pose == k].var(axis=0, ddof=1) / c for k, c in zip(labels, counts) if c > 1]
+        held = [pose == k for k in np.unique(pose)]       # the states of each pose
+        self.Y = np.array([Y[states].mean(axis=0) for states in held])
+        self.y = np.array([y[states].mean(axis=0) for states in held])
+        spread = [y[states].var(axis=0, ddof=1) / np.count_nonzero(states) for states in held
+                  if np.count_nonzero(states) > 1]
         self.floor = np.mean(spread, axis=0) if spread else np.zeros(n)
 
     def fit(self, count, fitted=None):
