@@ -74,6 +74,7 @@ class Harness(Loop):
     arguments), a peer that subscribes to every output and publishes the inputs, and the
     loop spinning both. inbox[key]: the messages received on each output, in order.
     default_state: (names, q, qd) that stream() publishes unless told otherwise.
+    outputs: the keys of TOPICS the peer subscribes to (default all of them).
 
     Each joint state the peer publishes is stamped with its sequence number (header.stamp.sec;
     the node's clock, not the stamp, decides staleness) and the node stamps the outputs it
@@ -88,7 +89,7 @@ class Harness(Loop):
               "lambda": (OperationalSpaceInertia, "operational_space_inertia"),
               "markers": (MarkerArray, "markers"), "wrench": (WrenchStamped, "tip_wrench")}
 
-    def __init__(self, node_args=None, default_state=None, **params):
+    def __init__(self, node_args=None, default_state=None, outputs=None, **params):
         super().__init__()
         self.default_state = default_state
         self.sequence = 0          # stamp of the last joint state published
@@ -98,6 +99,8 @@ class Harness(Loop):
         self.peer = self.add(rclpy.create_node("peer"))
         self.inbox = {key: [] for key in (*self.TOPICS, "diagnostics", "events")}
         for key, (kind, topic) in self.TOPICS.items():
+            if outputs is not None and key not in outputs:
+                continue
             self.peer.create_subscription(kind, f"{name}/{topic}",
                                           lambda m, key=key: self.inbox[key].append(m), 1000)
         self.peer.create_subscription(DiagnosticArray, "/diagnostics",

@@ -76,6 +76,37 @@ def test_node_at_singular_poses_publishes_bounded_flagged_lambda_and_limited_tor
         assert np.all(np.abs(msg.effort) <= ROBOT.effort_limit)
 
 
+def test_without_a_lambda_subscriber_diagnostics_still_tells_the_condition_number(ros):
+    """Λ is computed per state only for a subscriber; /diagnostics then computes its
+    condition number itself: σ₁/σ₆ of J M⁻¹ Jᵀ (Pinocchio's J and M), and at a singular pose
+    near_singular and the WARN."""
+    h = ros_harness.Harness(robot_description_file=str(UR5E), marker_rate=0.0,
+                            diagnostics_rate=20.0, outputs=("gravity",))
+    try:
+        def reported(q, predicate):
+            def sent_and_reported():
+                h.publish_state(NAMES, q)
+                return [d for d in h.inbox["diagnostics"][start:]
+                        if predicate(d.status[0])]
+            start = len(h.inbox["diagnostics"])
+            assert h.spin_until(lambda: sent_and_reported()), q
+
+        def value(status, key):
+            return next(kv.value for kv in status.values if kv.key == key)
+
+        q = SINGULAR["wrist"] + 0.3
+        J, M = REF.jacobian(q), REF.mass_matrix(q)
+        expected = np.linalg.cond(J @ np.linalg.solve(M, J.T))
+        reported(q, lambda s: abs(float(value(s, "lambda_condition_number")) / expected - 1)
+                 <= 1e-3 and value(s, "near_singular") == "False" and s.level == s.OK)
+        reported(SINGULAR["wrist"], lambda s: value(s, "near_singular") == "True"
+                 and float(value(s, "lambda_condition_number")) > KAPPA_MAX
+                 and s.level == s.WARN and s.message == "near a singularity")
+        assert not h.node.pub_lambda.get_subscription_count()
+    finally:
+        h.close()
+
+
 def test_commands_come_only_from_fresh_joint_states(harness):
     """No input, no command: when the stream stops the commands stop with it (nothing is
     sent from a timer), the node reports the silence as stale, and fresh input resumes

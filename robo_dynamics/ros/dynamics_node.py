@@ -159,8 +159,9 @@ class DynamicsNode(Node):
         self.joint_states = None   # the joint-state thread, started at the end of __init__
         self.identification = None  # the ~/identify_payload action's thread (same)
         self.controller = None     # the command stream (control/controller.py)
-        self.last_condition = math.nan
-        self.last_near_singular = False
+        self.last_condition = math.nan    # of Λ⁻¹ = J M⁻¹ Jᵀ at the latest state: per state
+        self.last_near_singular = False   # while Λ is subscribed, else by /diagnostics
+        self.condition_at = -math.inf     # when they were computed (node clock, s)
         self.cross_check_result = {}
         self._cross_check_due = False   # set by the cross-check timer
         self._cross_check_steps = None  # the cross-check under way, one quantity per state
@@ -477,11 +478,14 @@ class DynamicsNode(Node):
             self._recording = None
 
     def _publish(self, stamp, cycle, now):
-        """The command first (what the arm is waiting for), then the gravity torques, then
-        Λ. Each output is published only when it has a subscriber: publishing to nobody
-        still costs the conversion and serialisation. Subscriber counts are re-read every
-        REFRESH seconds, not per message, and whenever the clock went back (simulated time
-        restarting), else they would stay as they were until it caught up again."""
+        """The command first (what the arm is waiting for), then the gravity torques, the
+        external torques, then Λ. Each output is computed and published only when it has a
+        subscriber: publishing to nobody still costs the conversion and serialisation, and
+        J, M⁻¹ and Λ (half of the callback's time) would only delay the next joint state and
+        take the processor from whoever waits for the command. Without a subscriber to Λ,
+        /diagnostics computes its condition number itself. Subscriber counts are re-read
+        every REFRESH seconds, not per message, and whenever the clock went back (simulated
+        time restarting), else they would stay as they were until it caught up again."""
         if not 0.0 <= now - self._refreshed_at <= REFRESH:
             self._refresh(now)
         subscribed, index = self._subscribed, self.command_index
@@ -495,13 +499,18 @@ class DynamicsNode(Node):
             self.out_gravity.publish(self.pub_gravity,
                                      gravity if index is None else gravity[index], stamp)
         solver, q = self.solver, self.controller.merger.q
-        J = solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED)
+        wrench = cycle.external is not None and subscribed[self.pub_external_wrench]
+        J = (solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED)
+             if wrench or subscribed[self.pub_lambda] else None)
         if cycle.external is not None:
             self._publish_external(stamp, cycle.external, J)
+        if not subscribed[self.pub_lambda]:
+            return
         result = operational_space(J, M_inv=solver.mass_matrix_inverse_unchecked(q))
         self.last_condition, self.last_near_singular = (result.condition_number,
                                                         result.near_singular)
-        if subscribed[self.pub_lambda] and np.isfinite(result.Lambda).all():
+        self.condition_at = now
+        if np.isfinite(result.Lambda).all():
             msg = self.out_lambda
             msg.header.stamp = stamp
             msg.near_singular = result.near_singular
@@ -510,7 +519,8 @@ class DynamicsNode(Node):
             self.pub_lambda.publish(msg)
 
     def _publish_external(self, stamp, external, J):
-        """τ_ext, the tip wrench explaining it and the contact levels, to whoever listens.
+        """τ_ext, the tip wrench explaining it (J: the tip Jacobian, given when
+        ~/external_wrench has a subscriber) and the contact levels, to whoever listens.
         A joint without a measured effort has no estimate: it is left out of
         ~/external_joint_torques, UNKNOWN in ~/contact_state, and without every joint's
         estimate there is no wrench."""
@@ -683,6 +693,7 @@ class DynamicsNode(Node):
             window = [t for t in self.rate_window if now - t <= 1.0]
             worst = max((d.max_rel for d in self.cross_check_result.values()), default=0.0)
             tolerance = self.get_parameter("cross_check_tolerance").value
+            self._update_condition(now)
             values = {
                 "backend": self.solver.name, "input_rate_hz": f"{len(window):.0f}",
                 "state_age_s": f"{age:.4f}", "messages_accepted": str(self.received),
@@ -752,6 +763,24 @@ class DynamicsNode(Node):
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         self.pub_diagnostics.publish(DiagnosticArray(
             header=Header(stamp=self.get_clock().now().to_msg()), status=[status]))
+
+    def _update_condition(self, now):
+        """Λ's condition number and near_singular at the latest state, unless the
+        joint-state thread has computed them within the last REFRESH seconds (Λ
+        subscribed): for /diagnostics. Under the node's lock."""
+        controller = self.controller
+        if (0.0 <= now - self.condition_at <= REFRESH or not controller.merger.complete()):
+            return
+        try:
+            q = controller.merger.q
+            result = operational_space(self.solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED),
+                                       M_inv=self.solver.mass_matrix_inverse_unchecked(q))
+        except Exception as exc:
+            self._computation_failed(exc, "Λ for /diagnostics")
+            return
+        self.last_condition, self.last_near_singular = (result.condition_number,
+                                                        result.near_singular)
+        self.condition_at = now
 
     def _observer_status(self):
         """One line for /diagnostics: off, or on and which joints have no estimate."""
