@@ -348,9 +348,11 @@ def process_stats(pid):
     return cpu, rss
 
 
-def drive(command, out_topic, seconds, rate, names, positions, set_point=None, effort=None):
+def drive(command, out_topic, seconds, rate, names, positions, set_point=None, effort=None,
+          listen=()):
     """Start `command`, publish JointState (with `effort`, the measured torques) at `rate`
-    for `seconds`, and measure."""
+    for `seconds`, and measure. listen: (message type, topic) of further outputs to
+    subscribe to (received and dropped)."""
 
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -385,6 +387,8 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
                                              for k in ("p50", "p99", "max")))
 
     node.create_subscription(JointState, out_topic, on_output, 100)
+    for kind, topic in listen:
+        node.create_subscription(kind, topic, lambda msg: None, 100)
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
     pub = node.create_publisher(JointState, "/joint_states", 100)
     set_point_pub = node.create_publisher(JointState, "/dynamics_node/desired_state", 10)
@@ -452,6 +456,7 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
 
     import robo_dynamics as rd
     from robo_dynamics.ros.joint_state_thread import fifo_permitted
+    from robo_dynamics_interfaces.msg import OperationalSpaceInertia
     path, tip = ARMS["Panda (7-DoF)"]
     model = rd.load_robot(path, tip_link=tip)
     names = list(model.joint_names)
@@ -467,7 +472,8 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     plan = [("dynamics", "pinocchio", 1.0, level, True), ("echo", None, None, level, False),
             ("dynamics", "pinocchio", 1.0, level, False),
             ("dynamics", "rnea", 1.0, level, True), ("dynamics", "pinocchio", 10.0, level, True),
-            ("dynamics", "rnea", 10.0, level, True)]
+            ("dynamics", "rnea", 10.0, level, True),
+            ("dynamics+Λ", "rnea", 1.0, level, True)]
     if level:
         plan += [("dynamics", "pinocchio", 1.0, 0, True), ("echo", None, None, 0, False)]
     runs = {}
@@ -485,7 +491,9 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
                                 f"cross_check_rate:={cross_check_rate}", "-p",
                                 f"observer_gain:={[50.0] if observer else [0.0]}"],
                     "/dynamics_node/commanded_torques", seconds, rate, names, q0, set_point,
-                    effort=effort)
+                    effort=effort, listen=[(OperationalSpaceInertia,
+                                            "/dynamics_node/operational_space_inertia")]
+                    if process == "dynamics+Λ" else ())
     finally:
         rclpy.try_shutdown()
     return runs
@@ -550,9 +558,10 @@ def node_section(runs, seconds, priority):
     for (process, backend, cross_check_rate, level, observer), r in runs.items():
         name = (f"dynamics_node, backend {backend}, cross-check {cross_check_rate:g} Hz, "
                 f"observer {'on' if observer else 'off'}"
-                if process == "dynamics" else "echo (floor)")
+                + (", Λ subscribed too" if process == "dynamics+Λ" else "")
+                if process != "echo" else "echo (floor)")
         callback = (("{:.0f} / {:.0f}".format(*callback_percentiles(r)[:2]))
-                    if process == "dynamics" else "–")
+                    if process != "echo" else "–")
         rows.append((name, label[level], r["sent"], r["received"], r["sent"] - r["received"],
                      callback, f"{r['latency_p50']:.0f}", f"{r['latency_p99']:.0f}",
                      f"{r['cpu_percent']:.0f}", f"{r['rss_start']:.0f} → {r['rss_end']:.0f}"))
@@ -572,10 +581,12 @@ def node_section(runs, seconds, priority):
     text = (
         f"## 3. The node at 1 kHz\n\nA driver publishes `JointState` for the Panda at 1 kHz "
         f"for {seconds:.0f} s, with efforts (the torques that hold it still); dynamics_node "
-        "computes gravity compensation, computed torque (to a set-point), Λ and (observer on, "
-        "the default) the external torques for each; it publishes each output that has a "
-        "subscriber (here the driver listens to the computed torque). The cross-check runs on "
-        "the joint-state thread, one quantity per state after that state's command is published. Latency: from "
+        "computes gravity compensation, computed torque (to a set-point) and (observer on, "
+        "the default) the external torques for each; it computes and publishes each output "
+        "that has a subscriber. Here the driver listens to the computed torque, and in the "
+        "run marked \"Λ subscribed too\" also to Λ (then J, M⁻¹ and Λ are computed for every "
+        "state, after its command is out). The cross-check runs on the joint-state thread, "
+        "one quantity per state after that state's command is published. Latency: from "
         "the joint state's stamp to the driver's receipt of the computed torque. The same "
         "driver against an echo node (subscribe, copy, publish) gives the floor. The node's "
         f"and the echo node's joint-state threads run at {label[deployed]} "
@@ -598,6 +609,12 @@ def node_section(runs, seconds, priority):
             text += (f" {backend} at {cross_check_rate:g} Hz {p99_ratio:.2f}× "
                      f"({verdict(p99_ratio <= TARGETS['p99_ratio'])});")
     text = text.rstrip(";") + "."
+    full = runs["dynamics+Λ", "rnea", 1.0, deployed, True]
+    text += (f" With Λ subscribed too (backend rnea, cross-check 1 Hz): drops "
+             f"{full['sent'] - full['received']}, callback p99 "
+             f"{callback_percentiles(full)[1]:.0f} µs, latency p50 "
+             f"{full['latency_p50'] / floor:.2f}× the floor, p99 "
+             f"{full['latency_p99'] / echo['latency_p99']:.2f}× the echo's.")
     text += (f" The observer in the node (backend pinocchio, cross-check 1 Hz): callback p50 "
              f"{off[0]:.0f} → {on[0]:.0f} µs, p99 {off[1]:.0f} → {on[1]:.0f} µs (off → on; two "
              "runs, so this also holds their run-to-run spread).")
