@@ -13,7 +13,8 @@ Publishes   ~/commands (Float64MultiArray, command_joints order: the effort cont
             clamped and rate-limited); ~/gravity_torques (JointState, effort = g(q));
             ~/events (ControllerEvent, transient local); ~/payload (InertiaStamped, transient
             local: the payload in use at each link, frame_id = the link);
-            ~/operational_space_inertia (OperationalSpaceInertia); ~/markers (MarkerArray);
+            ~/operational_space_inertia (OperationalSpaceInertia; J, M⁻¹ and Λ are computed
+            per state only while it has a subscriber); ~/markers (MarkerArray);
             ~/tip_wrench (WrenchStamped);
             from the measured efforts (control/momentum_observer.py): ~/external_joint_torques
             (JointState, effort = τ_ext, the joints with an estimate), ~/external_wrench
