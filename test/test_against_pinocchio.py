@@ -204,15 +204,33 @@ def test_batched_solver_api_equals_pinocchio_per_state(solvers):
                 assert rel(Lambda[k], ref.operational_space_inertia(q[k])) <= 1e-7
 
 
-def test_cross_check_in_steps_is_one_quantity_per_step_and_equals_all_at_once(solvers):
+def test_cross_check_in_steps_is_one_backend_per_step_and_equals_all_at_once(solvers):
     from robo_dynamics.backends.cross_check import QUANTITIES, CrossCheckSteps
     ours, ref = solvers
     q, qd, qdd = (x[0] for x in random_states(ours.model, 1, seed=13))
     steps = CrossCheckSteps(ours, ref, q, qd, qdd)
     q[:] = 0.0                                       # the state was copied
     for count in range(1, len(QUANTITIES) + 1):
-        steps.step()
+        steps.step()                                 # ours: nothing to compare yet
+        assert list(steps.report) == list(QUANTITIES[:count - 1])
+        ours.inverse_dynamics(q + 1.0, qd, qdd)      # as the control loop does meanwhile
+        steps.step()                                 # the reference: compared
         assert list(steps.report) == list(QUANTITIES[:count])
+        assert steps.report[QUANTITIES[count - 1]].max_rel <= TOLERANCE
     assert steps.done
     q = random_states(ours.model, 1, seed=13)[0][0]
     assert steps.report == rd.cross_check(ours, ref, q, qd, qdd)
+
+
+def test_cross_check_refuses_a_state_it_cannot_evaluate(solvers):
+    """The state is checked once, before any backend's fast path sees it."""
+    from robo_dynamics.errors import ArgumentError
+    ours, ref = solvers
+    n = ours.model.dof
+    q, qd, qdd = (x[0] for x in random_states(ours.model, 1, seed=14))
+    bad_q = q.copy()
+    bad_q[-1] = np.nan
+    with pytest.raises(ArgumentError, match="q has non-finite"):
+        rd.cross_check(ours, ref, bad_q, qd, qdd)
+    with pytest.raises(ArgumentError, match=f"qdd: expected {n}, got {n + 1}"):
+        rd.cross_check(ours, ref, q, qd, np.zeros(n + 1))

@@ -8,6 +8,7 @@ import errno
 import math
 import os
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -24,7 +25,9 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import robo_dynamics as rd
+from robo_dynamics.backends.cross_check import CrossCheckSteps
 from robo_dynamics.ros import joint_state_thread
+from robo_dynamics.ros.dynamics_node import CROSS_CHECKED
 from robo_dynamics.control.rate_limit import MAX_INTERVAL
 from robo_dynamics_interfaces.msg import ControllerEvent
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
@@ -301,8 +304,8 @@ def test_parameters_are_validated(harness):
 @pytest.mark.parametrize("harness", [{"cross_check_rate": 20.0, "diagnostics_rate": 20.0}],
                          indirect=True)
 def test_cross_check_is_reported_on_diagnostics(harness):
-    """The cross-check is done on the joint-state thread, one quantity per state: states
-    keep coming while the test waits for its report."""
+    """The cross-check is done on the joint-state thread, a step per state: states keep
+    coming while the test waits for its report."""
     harness.stream_until("diagnostics", lambda d: _value(d, "cross_check_gravity") is not None)
     harness.stream("gravity", count=5)
     status = _status(harness.inbox["diagnostics"][-1])
@@ -510,6 +513,30 @@ def test_thread_priority_puts_the_joint_state_thread_on_sched_fifo(harness):
     assert os.sched_getscheduler(0) == os.SCHED_OTHER        # only that thread changed
     assert harness.spin_until(lambda: harness.inbox["diagnostics"] and _value(
         harness.inbox["diagnostics"][-1], "joint_state_thread") == "SCHED_FIFO 10")
+
+
+@pytest.mark.parametrize("harness", [{"thread_priority": 10, "cross_check_rate": 50.0,
+                                      "diagnostics_rate": 20.0}], indirect=True)
+def test_cross_check_steps_give_way_on_the_normal_scheduler(harness, monkeypatch):
+    """At SCHED_FIFO each cross-check step runs on the normal scheduler (it must not keep a
+    core from the process waiting for the command), and the thread goes back to its
+    priority after it."""
+    if not joint_state_thread.fifo_permitted(1):
+        pytest.skip("this process may not use SCHED_FIFO (the refusal is tested below)")
+    seen, step = [], CrossCheckSteps.step
+
+    def recorded(steps):
+        seen.append((threading.get_native_id(), os.sched_getscheduler(0)))
+        step(steps)
+    monkeypatch.setattr(CrossCheckSteps, "step", recorded)
+    harness.stream_until("diagnostics", lambda d: _value(d, "cross_check_momentum_terms")
+                         is not None)
+    thread = harness.node.joint_states.thread.native_id
+    assert len(seen) >= 2 * len(CROSS_CHECKED)
+    assert set(seen) == {(thread, os.SCHED_OTHER)}
+    assert _thread_scheduling(harness) == (os.SCHED_FIFO, 10)
+    assert float(_value(harness.inbox["diagnostics"][-1],
+                        "cross_check_max_relative_difference")) < 1e-9
 
 
 def test_refused_thread_priority_warns_and_runs_on(monkeypatch):

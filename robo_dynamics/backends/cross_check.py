@@ -1,6 +1,9 @@
 """Evaluate two solvers at one state and report how far apart they are, per quantity:
-all at once (`cross_check`), or one quantity per call (`CrossCheckSteps`, for a control
-loop that can spare a little time per cycle but not all of it in one)."""
+all at once (`cross_check`), or one solver's quantity per call (`CrossCheckSteps`, for a
+control loop that can spare a little time per cycle but not all of it in one).
+
+The state is checked once, when the comparison begins; every evaluation after that uses
+the solvers' unchecked fast path on the checked copy."""
 
 import collections
 
@@ -8,18 +11,21 @@ import numpy as np
 
 Difference = collections.namedtuple("Difference", ["max_abs", "max_rel"])
 
-# each cross-checked quantity of a solver at (q, q̇, q̈); τ feeds forward dynamics
+# each cross-checked quantity of a solver at a checked state (q, q̇, q̈); τ (the reference's
+# inverse dynamics) feeds forward dynamics
 EVALUATE = {
-    "inverse_dynamics": lambda s, q, qd, qdd, tau: s.inverse_dynamics(q, qd, qdd),
-    "gravity": lambda s, q, qd, qdd, tau: s.gravity(q),
-    "coriolis_qd": lambda s, q, qd, qdd, tau: s.bias(q, qd) - s.gravity(q),
-    "mass_matrix": lambda s, q, qd, qdd, tau: s.mass_matrix(q),
-    "coriolis_matrix": lambda s, q, qd, qdd, tau: s.coriolis_matrix(q, qd),
-    "momentum_terms": lambda s, q, qd, qdd, tau: np.concatenate(s.momentum_terms(q, qd)),
-    "forward_dynamics": lambda s, q, qd, qdd, tau: s.forward_dynamics(q, qd, tau),
-    "jacobian": lambda s, q, qd, qdd, tau: s.jacobian(q),
-    "jacobian_dot_qd": lambda s, q, qd, qdd, tau: s.jacobian_dot_qd(q, qd),
-    "operational_space_inertia": lambda s, q, qd, qdd, tau: s.operational_space_inertia(q),
+    "inverse_dynamics": lambda s, q, qd, qdd, tau: s.inverse_dynamics_unchecked(q, qd, qdd),
+    "gravity": lambda s, q, qd, qdd, tau: s.gravity_unchecked(q),
+    "coriolis_qd": lambda s, q, qd, qdd, tau: s.bias_unchecked(q, qd) - s.gravity_unchecked(q),
+    "mass_matrix": lambda s, q, qd, qdd, tau: s.mass_matrix_unchecked(q),
+    "coriolis_matrix": lambda s, q, qd, qdd, tau: s.coriolis_matrix_unchecked(q, qd),
+    "momentum_terms": lambda s, q, qd, qdd, tau: np.concatenate(
+        s.momentum_terms_unchecked(q, qd)),
+    "forward_dynamics": lambda s, q, qd, qdd, tau: s.forward_dynamics_unchecked(q, qd, tau),
+    "jacobian": lambda s, q, qd, qdd, tau: s.jacobian_unchecked(q),
+    "jacobian_dot_qd": lambda s, q, qd, qdd, tau: s.jacobian_dot_qd_unchecked(q, qd),
+    "operational_space_inertia": lambda s, q, qd, qdd, tau:
+        s.operational_space_inertia_unchecked(q),
 }
 QUANTITIES = tuple(EVALUATE)
 
@@ -36,33 +42,39 @@ def difference(a, b, floor=1.0):
 
 
 class CrossCheckSteps:
-    """`cross_check` one quantity at a time: each `step()` evaluates the next quantity on
-    both solvers (the first also the reference's τ); `done` once all are, `report` then
-    holds {quantity: Difference}. The state is copied at construction."""
+    """`cross_check` one evaluation at a time: each `step()` evaluates the next quantity on
+    one solver, `solver` first, then `reference`, whose step adds the quantity's Difference
+    to `report` ({quantity: Difference}, in the order of `quantities`); `done` once all are.
+    The state is checked (ArgumentError if it is not n finite values each) and copied at
+    construction."""
 
     def __init__(self, solver, reference, q, qd, qdd, quantities=QUANTITIES):
         if tuple(solver.joint_names) != tuple(reference.joint_names):
             raise ValueError("the two solvers have different joints: "
                              f"{solver.joint_names} vs {reference.joint_names}")
         self.solver, self.reference = solver, reference
-        self.state = tuple(np.array(x, dtype=float) for x in (q, qd, qdd))
-        self.pending = list(quantities)
+        self.state = tuple(x.copy() for x in reference.check_state(q=q, qd=qd, qdd=qdd))
+        self.pending = [(name, last) for name in quantities for last in (False, True)]
         self.report = {}
-        self.tau = None
+        self.result = None       # the solver's value of the quantity under way
+        self.tau = None          # the reference's inverse dynamics, once forward dynamics needs it
 
     @property
     def done(self):
         return not self.pending
 
     def step(self):
-        """Evaluate the next quantity on both solvers (nothing once done)."""
-        if self.tau is None:
-            self.tau = self.reference.inverse_dynamics(*self.state)
-        if self.pending:
-            name = self.pending.pop(0)
-            evaluate = EVALUATE[name]
-            self.report[name] = difference(evaluate(self.solver, *self.state, self.tau),
-                                           evaluate(self.reference, *self.state, self.tau))
+        """Evaluate the next quantity on the next solver (nothing once done)."""
+        if not self.pending:
+            return
+        name, last = self.pending.pop(0)       # last: the reference's turn
+        if name == "forward_dynamics" and self.tau is None:
+            self.tau = self.reference.inverse_dynamics_unchecked(*self.state)
+        value = EVALUATE[name](self.reference if last else self.solver, *self.state, self.tau)
+        if last:
+            self.report[name] = difference(self.result, value)
+        else:    # held to the next step (results are new arrays, never a backend's workspace)
+            self.result = value
 
 
 def cross_check(solver, reference, q, qd, qdd, quantities=QUANTITIES):

@@ -30,9 +30,9 @@ The node converts messages, holds parameters and calls the controller core and t
 every control decision is the core's. It never crashes on what it receives: bad input is
 rejected, counted and reported. joint_states is taken on a thread of its own
 (joint_state_thread.py); the node's lock serialises the two threads. The cross-check of
-the two backends runs on that thread too, one quantity per joint state after its command
-is out, so it never delays a command; without Pinocchio (backend rnea) it is off, as
-/diagnostics says.
+the two backends runs on that thread too, one backend's evaluation of one quantity per
+joint state after its command is out, on the normal scheduler, so it never delays a
+command; without Pinocchio (backend rnea) it is off, as /diagnostics says.
 """
 
 import collections
@@ -165,7 +165,7 @@ class DynamicsNode(Node):
         self.condition_at = -math.inf     # when they were computed (node clock, s)
         self.cross_check_result = {}
         self._cross_check_due = False   # set by the cross-check timer
-        self._cross_check_steps = None  # the cross-check under way, one quantity per state
+        self._cross_check_steps = None  # the cross-check under way, a step per state
         self.cross_check_off = None     # why there is no cross-check (no second backend)
         self.rate_window = collections.deque(maxlen=20_000)  # receipt times of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
@@ -621,9 +621,11 @@ class DynamicsNode(Node):
         self._report(self.controller.desire(SetPoint(q, qd), self._now()))
 
     def _cross_check_step(self):
-        """One quantity of the cross-check (both backends) per joint state, after that
-        state's outputs are published: a cross-check never delays a command, it is spread
-        over the next len(CROSS_CHECKED) states, at the state taken when it began."""
+        """One step of the cross-check per joint state (one quantity on one backend), after
+        that state's outputs are published and on the normal scheduler (giving_way): a
+        cross-check never delays a command nor keeps a core from the process waiting for
+        it; it is spread over the next 2 len(CROSS_CHECKED) states, at the state taken when
+        it began."""
         steps = self._cross_check_steps
         if steps is None:
             merger = self.controller.merger
@@ -634,7 +636,8 @@ class DynamicsNode(Node):
                 self.checker, self.solver, merger.q, merger.qd, np.zeros(self.model.dof),
                 CROSS_CHECKED)
         try:
-            steps.step()
+            with self.joint_states.giving_way():
+                steps.step()
         except Exception as exc:
             self._cross_check_steps = None
             self._computation_failed(exc, "cross-check")

@@ -20,6 +20,11 @@ then not preempted by the process's other threads (the middleware's, the main ex
 or by ordinary processes. Only this thread changes. If the system refuses (no permission),
 the thread runs on the normal scheduler and `scheduling` says why.
 
+Work on this thread that no command waits for (the cross-check, after the state's command
+is out) runs inside `giving_way()`: on the normal scheduler for its duration, so that it
+takes the processor from nobody, the process that waits for the command included. At
+SCHED_FIFO it would keep a core from them until it is done.
+
 The scheduler is half of it: the callback also needs Python's global interpreter lock, and
 a thread of the process that runs Python code (the main executor building rviz2 markers,
 say) keeps it until the interpreter's switch interval has passed, 5 ms by default: five
@@ -27,6 +32,7 @@ joint states at 1 kHz. The thread therefore sets the interval to GIL_SWITCH_INTE
 starts (a process-wide setting; it costs a thread switch only when another thread waits).
 """
 
+import contextlib
 import os
 import sys
 import threading
@@ -52,7 +58,21 @@ class JointStateThread(HelperNode):
         self.subscription = self.node.create_subscription(msg_type, self.topic, callback, qos)
         self.priority, self.logger = priority, owner.get_logger()
         self.scheduling = "starting"       # then what the thread runs on (for diagnostics)
+        self.fifo = False                  # the thread runs at SCHED_FIFO `priority`
         self.start(SingleThreadedExecutor(context=owner.context))
+
+    @contextlib.contextmanager
+    def giving_way(self):
+        """On the thread itself: run the block on the normal scheduler (when the thread is at
+        SCHED_FIFO), then back at its priority."""
+        if not self.fifo:
+            yield
+            return
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        try:
+            yield
+        finally:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
 
     def on_thread_start(self):
         sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
@@ -69,6 +89,7 @@ class JointStateThread(HelperNode):
                                 "it with an rtprio limit (/etc/security/limits.conf).")
             return f"normal (SCHED_FIFO {self.priority} refused: {reason})"
         self.logger.info(f"joint_states thread: SCHED_FIFO priority {self.priority}")
+        self.fifo = True
         return f"SCHED_FIFO {self.priority}"
 
 

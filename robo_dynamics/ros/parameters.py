@@ -105,8 +105,8 @@ DYNAMICS_NODE = {
                          "damping cannot stop it; the arm's own watchdog must brake).",
                          RUNTIME),
     "cross_check_rate": Spec(1.0, DOUBLE, "How often [Hz] the other backend recomputes a "
-                             "state, one quantity per joint state after its command is "
-                             "published; 0 disables the cross-check.", RUNTIME),
+                             "state, one quantity of one backend per joint state after its "
+                             "command is published; 0 disables the cross-check.", RUNTIME),
     "cross_check_tolerance": Spec(1e-6, DOUBLE, "Largest relative difference between backends "
                                   "before diagnostics report ERROR.", RUNTIME),
     "friction_compensation": Spec(False, BOOL, "Add viscous + Coulomb friction torques to the "
