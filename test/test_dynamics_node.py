@@ -4,6 +4,7 @@ rclpy runs in this process on the loopback only (conftest sets the discovery ran
 domain id of its own before rclpy is imported).
 """
 
+import contextlib
 import errno
 import math
 import os
@@ -520,21 +521,32 @@ def test_thread_priority_puts_the_joint_state_thread_on_sched_fifo(harness):
 def test_cross_check_steps_give_way_on_the_normal_scheduler(harness, monkeypatch):
     """At SCHED_FIFO each cross-check step runs on the normal scheduler (it must not keep a
     core from the process waiting for the command), and the thread goes back to its
-    priority after it."""
+    priority after it. Both are read on the thread itself, in the step and just after the
+    block that gives way: read from here, a step may be under way at that moment."""
     if not joint_state_thread.fifo_permitted(1):
         pytest.skip("this process may not use SCHED_FIFO (the refusal is tested below)")
-    seen, step = [], CrossCheckSteps.step
+    seen, after, step = [], [], CrossCheckSteps.step
+    joint_states = harness.node.joint_states
+    give_way = joint_states.giving_way
 
     def recorded(steps):
         seen.append((threading.get_native_id(), os.sched_getscheduler(0)))
         step(steps)
+
+    @contextlib.contextmanager
+    def observed():
+        with give_way():
+            yield
+        after.append((threading.get_native_id(), os.sched_getscheduler(0),
+                      os.sched_getparam(0).sched_priority))
     monkeypatch.setattr(CrossCheckSteps, "step", recorded)
+    monkeypatch.setattr(joint_states, "giving_way", observed)
     harness.stream_until("diagnostics", lambda d: _value(d, "cross_check_momentum_terms")
                          is not None)
-    thread = harness.node.joint_states.thread.native_id
-    assert len(seen) >= 2 * len(CROSS_CHECKED)
+    thread = joint_states.thread.native_id
+    assert len(seen) >= 2 * len(CROSS_CHECKED) and len(after) >= 2 * len(CROSS_CHECKED)
     assert set(seen) == {(thread, os.SCHED_OTHER)}
-    assert _thread_scheduling(harness) == (os.SCHED_FIFO, 10)
+    assert set(after) == {(thread, os.SCHED_FIFO, 10)}
     assert float(_value(harness.inbox["diagnostics"][-1],
                         "cross_check_max_relative_difference")) < 1e-9
 
