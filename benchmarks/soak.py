@@ -46,9 +46,6 @@ def main(argv=None):
     parser.add_argument("--rate", type=float, default=1000.0)
     parser.add_argument("--thread-priority", type=int, default=0,
                         help="dynamics_node's thread_priority (SCHED_FIFO; 0: normal)")
-    parser.add_argument("--source-priority", type=int, default=0,
-                        help="sim_arm's thread_priority (SCHED_FIFO; 0: normal): the source "
-                             "of the joint states, as a real arm's driver loop")
     args = parser.parse_args(argv)
     isolate()
     import rclpy
@@ -62,7 +59,6 @@ def main(argv=None):
         subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
                           "-p", f"initial_positions:={Q0.tolist()}",
                           "-p", f"publish_rate:={args.rate}",
-                          "-p", f"thread_priority:={args.source_priority}",
                           "-r", "effort_commands:=/dynamics_node/commands"]),
         subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
                           "-p", "marker_rate:=0.0",
@@ -167,8 +163,7 @@ def main(argv=None):
     print(f"  most consecutive joint states left unanswered: {unanswered_run(published, answered)}"
           " (the node's share of a gap)")
     print(f"soak: {elapsed / 60:.1f} min at {args.rate:.0f} Hz, dynamics_node's joint-state "
-          f"thread: {diagnostics.get('joint_state_thread')}; sim_arm's thread_priority "
-          f"{args.source_priority}")
+          f"thread: {diagnostics.get('joint_state_thread')}")
     for name, (cpu0, rss0), (cpu1, rss1) in zip(("sim_arm", "dynamics_node"), stats0, stats1):
         print(f"  {name:<14} RSS {rss0:.1f} → {rss1:.1f} MiB, "
               f"CPU {100 * (cpu1 - cpu0) / elapsed:.0f} %")

@@ -1,19 +1,13 @@
 """sim_arm in-process: it publishes joint states, takes effort commands by name order,
 times them out, and closes the loop with dynamics_node (gravity compensation holds)."""
 
-import errno
-import os
-import threading
-
 import numpy as np
 import pytest
 import rclpy
-from rclpy.exceptions import InvalidParameterValueException
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 import robo_dynamics as rd
-from robo_dynamics.ros import joint_state_thread
 from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics.ros.sim_arm_node import SimArmNode
 from robo_dynamics.simulation.simulated_arm import IntegratedPlant, SimulatedArm
@@ -267,53 +261,3 @@ def test_a_push_on_the_forearm_is_estimated_by_the_node_and_holds_the_arm(engine
 
 def _key(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-
-
-def _built_on_a_thread(**params):
-    """Build sim_arm on a scratch thread: (the node, that thread's (policy, priority) read
-    from the kernel once the node is built)."""
-    out = []
-
-    def build():
-        node = make_sim(**params)
-        out.append((node, (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)))
-    thread = threading.Thread(target=build)
-    thread.start()
-    thread.join()
-    return out[0]
-
-
-def test_thread_priority_puts_the_spinning_thread_on_sched_fifo():
-    """The thread that builds sim_arm spins it (main()): at thread_priority it runs at
-    SCHED_FIFO, and only that thread."""
-    if not joint_state_thread.fifo_permitted(1):
-        pytest.skip("this process may not use SCHED_FIFO (the refusal is tested below)")
-    sim, scheduling = _built_on_a_thread(thread_priority=12)
-    try:
-        assert scheduling == (os.SCHED_FIFO, 12)
-        assert sim.scheduling == "SCHED_FIFO 12"
-        assert os.sched_getscheduler(0) == os.SCHED_OTHER
-    finally:
-        sim.destroy_node()
-    sim, scheduling = _built_on_a_thread()                      # the default: left alone
-    try:
-        assert scheduling == (os.SCHED_OTHER, 0) and sim.scheduling == "normal"
-    finally:
-        sim.destroy_node()
-
-
-def test_refused_thread_priority_runs_on_the_normal_scheduler(monkeypatch):
-    def refuse(pid, policy, param):
-        raise PermissionError(errno.EPERM, "Operation not permitted")
-    monkeypatch.setattr(joint_state_thread.os, "sched_setscheduler", refuse)
-    sim, scheduling = _built_on_a_thread(thread_priority=12)
-    try:
-        assert scheduling == (os.SCHED_OTHER, 0)
-        assert sim.scheduling == "normal (SCHED_FIFO 12 refused: Operation not permitted)"
-    finally:
-        sim.destroy_node()
-
-
-def test_thread_priority_out_of_range_is_refused():
-    with pytest.raises(InvalidParameterValueException, match="thread_priority"):
-        make_sim(thread_priority=100)

@@ -76,24 +76,21 @@ class JointStateThread(HelperNode):
 
     def on_thread_start(self):
         sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
-        self.fifo, self.scheduling = set_scheduling(self.priority, self.logger,
-                                                    "joint_states thread")
+        self.scheduling = self._set_scheduling()
 
-
-def set_scheduling(priority, logger, thread):
-    """Put the calling thread (`thread`, its name in the log) on SCHED_FIFO at `priority`
-    (0: leave it on the normal scheduler); a refusal is a warning and the thread runs on.
-    Returns (whether it runs at SCHED_FIFO, a description of the outcome)."""
-    if priority <= 0:
-        return False, "normal"
-    reason = use_fifo(priority)
-    if reason is not None:
-        logger.warning(f"{thread}: SCHED_FIFO priority {priority} refused ({reason}); running "
-                       "on the normal scheduler. Allow it with an rtprio limit "
-                       "(/etc/security/limits.conf).")
-        return False, f"normal (SCHED_FIFO {priority} refused: {reason})"
-    logger.info(f"{thread}: SCHED_FIFO priority {priority}")
-    return True, f"SCHED_FIFO {priority}"
+    def _set_scheduling(self):
+        """Apply the priority to the calling thread; a description of the outcome."""
+        if self.priority <= 0:
+            return "normal"
+        reason = use_fifo(self.priority)
+        if reason is not None:
+            self.logger.warning(f"joint_states thread: SCHED_FIFO priority {self.priority} "
+                                f"refused ({reason}); running on the normal scheduler. Allow "
+                                "it with an rtprio limit (/etc/security/limits.conf).")
+            return f"normal (SCHED_FIFO {self.priority} refused: {reason})"
+        self.logger.info(f"joint_states thread: SCHED_FIFO priority {self.priority}")
+        self.fifo = True
+        return f"SCHED_FIFO {self.priority}"
 
 
 def use_fifo(priority):

@@ -200,12 +200,6 @@ SIM_ARM = {
                          "the published efforts (a torque sensor's noise).", READ_ONLY),
     "initial_positions": Spec(None, DOUBLES, "Initial joint positions, chain order [rad or m]. "
                               "Unset: zeros.", READ_ONLY),
-    "thread_priority": Spec(0, INTEGER,
-                            "SCHED_FIFO priority (1-99) of the thread that advances the "
-                            "simulation and publishes joint_states, as a hardware driver's "
-                            "real-time loop; 0: the normal scheduler. Needs permission (root, "
-                            "or an rtprio limit): without it the node warns and runs on the "
-                            "normal scheduler.", READ_ONLY),
 }
 
 # per-joint parameters (n values or one for all) → whether 0 is excluded

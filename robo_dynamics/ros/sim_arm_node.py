@@ -14,9 +14,6 @@ as std_msgs/Float64MultiArray in command_joints order (what a ros2_control
 JointGroupEffortController receives) on `effort_commands`; holds the last command for at
 most command_timeout, then brakes (or, with brakes false, applies zero). A payload the
 controller does not know about can be added to make model errors visible.
-With thread_priority > 0, the thread that spins the node (it integrates and publishes) runs
-at SCHED_FIFO, as a real arm's driver loop does; the middleware's threads stay on the
-normal scheduler.
 A push: ~/external_wrench (geometry_msgs/WrenchStamped, frame_id = the link; force and
 torque at the link's origin in its axes) acts on the arm until replaced (a zero wrench ends
 it); it is not in the measured efforts, as on a real arm. Its joint torques (the truth an
@@ -44,7 +41,6 @@ from .. import make_solver
 from ..simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from . import parameters
 from .chain import command_index, load_chain, start_up_payload
-from .joint_state_thread import set_scheduling
 from .spin import run
 
 THROTTLE = 2.0
@@ -102,9 +98,6 @@ class SimArmNode(Node):
             f"{self.arm.h} s, joint_states at {p['publish_rate']} Hz)"
             + (f", unknown payload {p['payload_mass']} kg at {p['payload_link']}"
                if model.payloads else ""))
-        # the thread building the node is the one that spins it (main(): spin.run)
-        self.fifo, self.scheduling = set_scheduling(p["thread_priority"], self.get_logger(),
-                                                    "sim_arm thread")
 
     @staticmethod
     def _plant(model, q0, p):
