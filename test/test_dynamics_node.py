@@ -316,6 +316,9 @@ def test_cross_check_is_reported_on_diagnostics(harness):
     assert float(_value(harness.inbox["diagnostics"][-1], "input_rate_hz")) > 0
     last = harness.inbox["diagnostics"][-1]
     assert 0 < float(_value(last, "callback_p50_us")) <= float(_value(last, "callback_max_us"))
+    # the time up to the command's publication is a part of each callback's
+    assert 0 < float(_value(last, "command_p50_us")) <= float(_value(last, "command_max_us"))
+    assert float(_value(last, "command_max_us")) <= float(_value(last, "callback_max_us"))
     # the observer's own time is a part of each callback's: so is each of its percentiles
     for rank in ("p50", "p99", "max"):
         assert 0 < float(_value(last, f"observer_{rank}_us")) <= float(

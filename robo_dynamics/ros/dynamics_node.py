@@ -170,6 +170,8 @@ class DynamicsNode(Node):
         self.rate_window = collections.deque(maxlen=20_000)  # receipt times of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.observer_seconds = collections.deque(maxlen=2000)   # the observer's part of them
+        self.command_seconds = collections.deque(maxlen=2000)    # their start → command out
+        self._callback_started = 0.0    # perf_counter at the start of the running callback
         self.model = self.solver = self.checker = None
         self._trajectory_checker = (None, None)   # (payloads, solver) of ~/check_trajectory
         self._recording = None     # the PoseRecording of an identification under way
@@ -429,7 +431,7 @@ class DynamicsNode(Node):
     def _on_joint_state(self, msg):
         if self.controller is None:
             return
-        started = time.perf_counter()
+        started = self._callback_started = time.perf_counter()
         self._handle_joint_state(msg)
         self.callback_seconds.append(time.perf_counter() - started)
         if self.controller.observer_seconds:
@@ -495,6 +497,7 @@ class DynamicsNode(Node):
             self.out_command.publish(self.pub_command, command)
         if subscribed[self.pub_command_state]:
             self.out_command_state.publish(self.pub_command_state, command, stamp)
+        self.command_seconds.append(time.perf_counter() - self._callback_started)
         if subscribed[self.pub_gravity]:
             gravity, _ = clamp_effort(cycle.gravity, self.controller.settings.effort_bound)
             self.out_gravity.publish(self.pub_gravity,
@@ -727,6 +730,7 @@ class DynamicsNode(Node):
             for i, note in enumerate(self.model.warnings, start=1):
                 values[f"model_warning_{i}"] = note
             for what, seconds in (("callback", self.callback_seconds),
+                                  ("command", self.command_seconds),
                                   ("observer", self.observer_seconds)):
                 if seconds:
                     times = np.sort(np.array(seconds)) * 1e6
