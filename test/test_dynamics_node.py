@@ -362,17 +362,25 @@ def _joint_state_handled_meanwhile(harness):
     return harness.handled() > before
 
 
-def test_joint_states_do_not_wait_for_markers_or_a_trajectory_being_read(harness,
-                                                                         monkeypatch):
-    """Building rviz2 markers and reading a desired trajectory take milliseconds on the main
-    executor; both happen outside the node's lock, so joint states are handled meanwhile
-    (here: one is sent and handled while each is in progress). The interpreter lock too:
-    another thread running Python keeps it at most GIL_SWITCH_INTERVAL."""
-    from robo_dynamics.ros import conversions, markers
+@pytest.mark.parametrize("harness", [{"diagnostics_rate": 20.0}], indirect=True)
+def test_joint_states_do_not_wait_for_markers_diagnostics_or_a_trajectory_being_read(
+        harness, monkeypatch):
+    """Building rviz2 markers or /diagnostics and reading a desired trajectory take
+    milliseconds on the main executor; all happen outside the node's lock, so joint states
+    are handled meanwhile (here: one is sent and handled while each is in progress). The
+    interpreter lock too: another thread running Python keeps it at most
+    GIL_SWITCH_INTERVAL."""
+    from robo_dynamics.ros import conversions, dynamics_node, markers
     harness.stream("command")
     assert sys.getswitchinterval() <= joint_state_thread.GIL_SWITCH_INTERVAL
     outcome = {}
-    build, read = markers.marker_array, conversions.trajectory_from_msg
+    build, read, entry = (markers.marker_array, conversions.trajectory_from_msg,
+                          dynamics_node.KeyValue)
+
+    def slow_diagnostics(**fields):       # each value of /diagnostics becomes a KeyValue
+        if "diagnostics" not in outcome:   # the first of the first report
+            outcome["diagnostics"] = _joint_state_handled_meanwhile(harness)
+        return entry(**fields)
 
     def slow_markers(*args):
         outcome.setdefault("markers", _joint_state_handled_meanwhile(harness))
@@ -384,12 +392,15 @@ def test_joint_states_do_not_wait_for_markers_or_a_trajectory_being_read(harness
 
     monkeypatch.setattr(markers, "marker_array", slow_markers)
     monkeypatch.setattr(conversions, "trajectory_from_msg", slow_trajectory)
+    monkeypatch.setattr(dynamics_node, "KeyValue", slow_diagnostics)
+    assert harness.spin_until(lambda: "diagnostics" in outcome)
+    assert outcome["diagnostics"], "a joint state waited for /diagnostics"
     harness.stream_until("markers", lambda m: "markers" in outcome)   # not one sent before
     traj = JointTrajectory(joint_names=NAMES)
     traj.points = [JointTrajectoryPoint(positions=list(Q), time_from_start=Duration(sec=1))]
     harness.trajectory.publish(traj)
     assert harness.spin_until(lambda: "trajectory" in outcome)
-    assert outcome == {"markers": True, "trajectory": True}
+    assert outcome == {"markers": True, "diagnostics": True, "trajectory": True}
 
 
 def test_description_from_the_transient_local_topic():
@@ -623,6 +634,30 @@ def assert_rate_limited(log, rate):
 
 SIM = {"use_sim_time": True, "max_torque_rate": [1000.0], "kp": [400.0], "kd": [40.0],
        "diagnostics_rate": 50.0, "cross_check_rate": 0.0}
+
+
+@pytest.mark.parametrize("harness", [SIM], indirect=True)
+def test_input_rate_counts_the_states_of_the_last_second_of_the_node_clock(harness):
+    """/diagnostics input_rate_hz: the joint states accepted within the last second of the
+    node's clock; none after the clock went back (simulated time restarting)."""
+    clock = SimulatedClock(harness)
+    for t in (100.0, 100.05, 100.1, 100.15, 100.2):
+        clock.set(t)
+        harness.send_and_wait(NAMES, Q)
+
+    def rate_at(t):
+        """input_rate_hz of the first report made at node time t (the clock set to t)."""
+        clock.set(t)
+        start = len(harness.inbox["diagnostics"])
+        ns = Time(seconds=t).nanoseconds
+        at_t = lambda: [d for d in harness.inbox["diagnostics"][start:]     # noqa: E731
+                        if Time.from_msg(d.header.stamp).nanoseconds == ns]
+        assert harness.spin_until(at_t), f"no /diagnostics at t = {t}"
+        return int(_value(at_t()[0], "input_rate_hz"))
+    assert rate_at(100.9) == 5
+    assert rate_at(101.125) == 2       # 100.0, 100.05, 100.1 are more than 1 s old
+    clock.set(50.0)                    # the clock goes back; the timer runs on from there
+    assert rate_at(50.1) == 0
 
 
 @pytest.mark.parametrize("harness", [SIM], indirect=True)

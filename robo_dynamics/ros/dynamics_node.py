@@ -685,11 +685,32 @@ class DynamicsNode(Node):
             with self._lock:
                 self._computation_failed(exc, "markers")
 
-    @_exclusive
     def _publish_diagnostics(self):
+        """/diagnostics at diagnostics_rate. The node's state is read under the node's lock
+        (Λ's condition number computed there when the joint-state thread has not); the
+        timing percentiles, the message and its publication, a millisecond or more in all,
+        outside it, so that a joint state never waits for them."""
+        with self._lock:
+            status, values, timings = self._diagnostics_state()
+        for what, seconds in timings:
+            if seconds:
+                times = np.sort(np.array(seconds)) * 1e6
+                rank = times[np.minimum(len(times) - 1,
+                                        (np.array([0.5, 0.99]) * len(times)).astype(int))]
+                values.update({f"{what}_p50_us": f"{rank[0]:.1f}",
+                               f"{what}_p99_us": f"{rank[1]:.1f}",
+                               f"{what}_max_us": f"{times[-1]:.1f}",
+                               f"{what}_samples": str(len(times))})
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        self.pub_diagnostics.publish(DiagnosticArray(
+            header=Header(stamp=self.get_clock().now().to_msg()), status=[status]))
+
+    def _diagnostics_state(self):
+        """(DiagnosticStatus without values, values {key: text}, timings [(what, seconds)]):
+        what /diagnostics reports, read under the node's lock."""
         now = self._now()
         status = DiagnosticStatus(name="robo_dynamics: dynamics_node", hardware_id="")
-        values = {}
+        values, timings = {}, []
         if self.model is None:
             status.level, status.message = DiagnosticStatus.WARN, "no robot description yet"
         else:
@@ -697,7 +718,11 @@ class DynamicsNode(Node):
             controller, merger = self.controller, self.controller.merger
             counts, timeout = controller.counts, controller.settings.stale_timeout
             age = merger.age(now) if merger.complete() else math.inf
-            window = [t for t in self.rate_window if now - t <= 1.0]
+            window = self.rate_window      # receipts of the last second are kept
+            if window and now < window[-1]:          # the clock went back: a new timeline
+                window.clear()
+            while window and now - window[0] > 1.0:
+                window.popleft()
             worst = max((d.max_rel for d in self.cross_check_result.values()), default=0.0)
             tolerance = self.get_parameter("cross_check_tolerance").value
             self._update_condition(now)
@@ -729,17 +754,9 @@ class DynamicsNode(Node):
             }
             for i, note in enumerate(self.model.warnings, start=1):
                 values[f"model_warning_{i}"] = note
-            for what, seconds in (("callback", self.callback_seconds),
-                                  ("command", self.command_seconds),
-                                  ("observer", self.observer_seconds)):
-                if seconds:
-                    times = np.sort(np.array(seconds)) * 1e6
-                    rank = times[np.minimum(len(times) - 1, (np.array([0.5, 0.99])
-                                                             * len(times)).astype(int))]
-                    values.update({f"{what}_p50_us": f"{rank[0]:.1f}",
-                                   f"{what}_p99_us": f"{rank[1]:.1f}",
-                                   f"{what}_max_us": f"{times[-1]:.1f}",
-                                   f"{what}_samples": str(len(times))})
+            timings = [(what, list(seconds)) for what, seconds in (
+                ("callback", self.callback_seconds), ("command", self.command_seconds),
+                ("observer", self.observer_seconds))]
             for name, diff in self.cross_check_result.items():
                 values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
             stale = merger.stale_joints(now, timeout)
@@ -768,9 +785,7 @@ class DynamicsNode(Node):
                 if self.model.warnings:
                     status.message += (f"; {len(self.model.warnings)} warning(s) about the "
                                        "robot description (model_warning_*)")
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        self.pub_diagnostics.publish(DiagnosticArray(
-            header=Header(stamp=self.get_clock().now().to_msg()), status=[status]))
+        return status, values, timings
 
     def _update_condition(self, now):
         """Λ's condition number and near_singular at the latest state, unless the
