@@ -171,7 +171,6 @@ class DynamicsNode(Node):
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.observer_seconds = collections.deque(maxlen=2000)   # the observer's part of them
         self.command_seconds = collections.deque(maxlen=2000)    # their start → command out
-        self._callback_started = 0.0    # perf_counter at the start of the running callback
         self.model = self.solver = self.checker = None
         self._trajectory_checker = (None, None)   # (payloads, solver) of ~/check_trajectory
         self._recording = None     # the PoseRecording of an identification under way
@@ -431,14 +430,14 @@ class DynamicsNode(Node):
     def _on_joint_state(self, msg):
         if self.controller is None:
             return
-        started = self._callback_started = time.perf_counter()
-        self._handle_joint_state(msg)
+        started = time.perf_counter()
+        self._handle_joint_state(msg, started)
         self.callback_seconds.append(time.perf_counter() - started)
         if self.controller.observer_seconds:
             self.observer_seconds.append(self.controller.observer_seconds)
             self.controller.observer_seconds = 0.0
 
-    def _handle_joint_state(self, msg):
+    def _handle_joint_state(self, msg, started):
         now = self._now()
         try:
             stamp = msg.header.stamp
@@ -459,7 +458,7 @@ class DynamicsNode(Node):
             self._report(event)
         if cycle.command is not None:
             try:
-                self._publish(msg.header.stamp, cycle, now)
+                self._publish(msg.header.stamp, cycle, now, started)
             except Exception as exc:
                 self._computation_failed(exc)
             if self._recording is not None:
@@ -480,7 +479,7 @@ class DynamicsNode(Node):
                                core.HOLD else "another desired motion replaced the poses")
             self._recording = None
 
-    def _publish(self, stamp, cycle, now):
+    def _publish(self, stamp, cycle, now, started):
         """The command first (what the arm is waiting for), then the gravity torques, the
         external torques, then Λ. Each output is computed and published only when it has a
         subscriber: publishing to nobody still costs the conversion and serialisation, and
@@ -488,7 +487,8 @@ class DynamicsNode(Node):
         take the processor from whoever waits for the command. Without a subscriber to Λ,
         /diagnostics computes its condition number itself. Subscriber counts are re-read
         every REFRESH seconds, not per message, and whenever the clock went back (simulated
-        time restarting), else they would stay as they were until it caught up again."""
+        time restarting), else they would stay as they were until it caught up again.
+        started: perf_counter at the callback's start (the command's time is timed from it)."""
         if not 0.0 <= now - self._refreshed_at <= REFRESH:
             self._refresh(now)
         subscribed, index = self._subscribed, self.command_index
@@ -497,7 +497,7 @@ class DynamicsNode(Node):
             self.out_command.publish(self.pub_command, command)
         if subscribed[self.pub_command_state]:
             self.out_command_state.publish(self.pub_command_state, command, stamp)
-        self.command_seconds.append(time.perf_counter() - self._callback_started)
+        self.command_seconds.append(time.perf_counter() - started)
         if subscribed[self.pub_gravity]:
             gravity, _ = clamp_effort(cycle.gravity, self.controller.settings.effort_bound)
             self.out_gravity.publish(self.pub_gravity,
