@@ -130,8 +130,9 @@ def start_processes(urdf, phase, rate, engine, lockstep):
            "-r", "effort_commands:=/dynamics_node/commands"]
     if engine == "mujoco":
         sim += ["-p", f"armature:={ARMATURE}"]
-    if lockstep:       # the simulation's time on /clock drives the node's; a loaded machine
-        sim += ["-p", "lockstep:=true", "-p", "lockstep_timeout:=1.0"]   # may take long
+    if lockstep:       # the simulation's time on /clock drives the node's, paused by the demo
+        sim += ["-p", "lockstep:=true", "-p", "lockstep_supervised:=true",
+                "-p", "lockstep_max_speed:=0.0", "-p", "lockstep_timeout:=0.5"]
     payload = ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]
     node = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
             "-p", "marker_rate:=0.0", "-p", f"use_sim_time:={str(lockstep).lower()}"]
@@ -186,121 +187,203 @@ def trajectory_msg(names, now, points):
     return msg
 
 
-def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
-    import rclpy
-    from rclpy.parameter import Parameter
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.qos import DurabilityPolicy, QoSProfile
-    from geometry_msgs.msg import WrenchStamped
-    from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory
-    from robo_dynamics_interfaces.msg import ContactState, ControllerEvent
+class Supervisor:
+    """The demo's side of the loop: a recorder of what the nodes publish, and the one who
+    acts on them (desired motions, the identification goal, pushes). In lockstep it lets
+    simulated time run only up to where it acts next (sim_arm's ~/run_until) and acts on
+    the paused simulation, each action confirmed before time runs on: every action then
+    happens at the same simulated instant on every machine. Deadlines on the wall clock
+    only turn a hang into an error."""
 
-    from .. import load_robot
-    robot = load_robot(urdf)
-    names = list(robot.joint_names)
+    def __init__(self, phase, robot, rate, lockstep, processes):
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.parameter import Parameter
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from geometry_msgs.msg import WrenchStamped
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+        from trajectory_msgs.msg import JointTrajectory
+        from robo_dynamics_interfaces.msg import ContactState, ControllerEvent
+        self.phase, self.robot, self.lockstep, self.processes = phase, robot, lockstep, processes
+        self.period = 1.0 / rate
+        self.names = list(robot.joint_names)
+        node = self.node = rclpy.create_node("demo_supervisor", parameter_overrides=[
+            Parameter("use_sim_time", value=lockstep)])
+        self.log = []          # (stamp [s], q, applied effort), one per simulated state
+        self.answered = -1.0   # stamp [s] of the latest state the node answered
+        self.contact, self.truth, self.events = [], [], []
+        node.create_subscription(JointState, "/joint_states", self._on_state, 1000)
+        node.create_subscription(JointState, "/dynamics_node/gravity_torques",
+                                 self._on_answer, 1000)
+        node.create_subscription(
+            ContactState, "/dynamics_node/contact_state",
+            lambda m: self.contact.append((_stamp(m), np.array(m.levels),
+                                           np.array(m.residuals),
+                                           np.array(m.contact_thresholds))), 1000)
+        node.create_subscription(JointState, "/sim_arm/external_joint_torques",
+                                 lambda m: self.truth.append((_stamp(m),
+                                                              self.in_order(m, m.effort))),
+                                 1000)
+        node.create_subscription(
+            ControllerEvent, "/dynamics_node/events",
+            lambda m: self.events.append((_stamp(m), m)),
+            QoSProfile(depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self.push_pub = node.create_publisher(WrenchStamped, "/sim_arm/external_wrench", 10)
+        self.trajectory_pub = node.create_publisher(
+            JointTrajectory, "/dynamics_node/desired_trajectory", 10)
+        self.set_point_pub = node.create_publisher(JointState, "/dynamics_node/desired_state",
+                                                   10)
+        self.run_until_pub = node.create_publisher(Clock, "/sim_arm/run_until", QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            reliability=ReliabilityPolicy.RELIABLE))
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(node)
 
-    def in_order(msg, values):
+    def in_order(self, msg, values):
         """A JointState field in model joint order (joints are matched by name)."""
         if len(values) != len(msg.name):
-            return np.full(len(names), np.nan)
+            return np.full(len(self.names), np.nan)
         index = {name: i for i, name in enumerate(msg.name)}
-        return np.array([values[index[name]] for name in names])
-    node = rclpy.create_node("demo_recorder", parameter_overrides=[
-        Parameter("use_sim_time", value=lockstep)])
+        return np.array([values[index[name]] for name in self.names])
 
-    def clock():
-        """The node's (lockstep: the simulation's) time [s]."""
-        return node.get_clock().now().nanoseconds * 1e-9
-    log = []          # (stamp [s], q, applied effort)
-    seen = {"commands": 0}
-    node.create_subscription(
-        JointState, "/joint_states",
-        lambda m: log.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec,
-                              in_order(m, m.position), in_order(m, m.effort))), 1000)
-    node.create_subscription(JointState, "/dynamics_node/gravity_torques",
-                             lambda m: seen.__setitem__("commands", seen["commands"] + 1),
-                             10)
-    def stamp(m):
-        return m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
-    contact, truth = [], []     # (stamp, levels, τ̂, contact thresholds); (stamp, τ_ext)
-    node.create_subscription(
-        ContactState, "/dynamics_node/contact_state",
-        lambda m: contact.append((stamp(m), np.array(m.levels), np.array(m.residuals),
-                                  np.array(m.contact_thresholds))), 1000)
-    node.create_subscription(JointState, "/sim_arm/external_joint_torques",
-                             lambda m: truth.append((stamp(m), in_order(m, m.effort))), 1000)
-    push_pub = node.create_publisher(WrenchStamped, "/sim_arm/external_wrench", 10)
-    events = []       # (the node's clock when it happened [s], ControllerEvent)
-    node.create_subscription(
-        ControllerEvent, "/dynamics_node/events",
-        lambda m: events.append((stamp(m), m)),
-        QoSProfile(depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-    trajectory_pub = node.create_publisher(JointTrajectory, "/dynamics_node/desired_trajectory",
-                                           10)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    processes = start_processes(urdf, phase, rate, engine, lockstep)
+    def _on_state(self, msg):
+        t = _stamp(msg)
+        if self.log and t <= self.log[-1][0]:
+            return                       # the same state again (lockstep: sent again)
+        self.log.append((t, self.in_order(msg, msg.position), self.in_order(msg, msg.effort)))
 
-    def spin_until(condition, what):
-        deadline = time.monotonic() + 30.0
+    def _on_answer(self, msg):
+        self.answered = max(self.answered, _stamp(msg))
+
+    def clock(self):
+        """The simulation's time [s] (lockstep) or the wall clock's."""
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def spin_until(self, condition, what, seconds=120.0):
+        deadline = time.monotonic() + seconds
         while not condition():
-            executor.spin_once(timeout_sec=0.05)
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                raise RuntimeError(f"phase '{phase.name}': {what}")
+            self.executor.spin_once(timeout_sec=0.01)
+            if time.monotonic() > deadline or any(p.poll() is not None
+                                                  for p in self.processes):
+                raise RuntimeError(f"phase '{self.phase.name}': {what}")
 
+    def run_to(self, t, progress=None):
+        """Let the loop run until simulated time t [s] (a multiple of the period) and the
+        node has answered the state of that time; in lockstep the simulation then waits."""
+        from rosgraph_msgs.msg import Clock
+        import rclpy.time
+        t = round(t / self.period) * self.period
+        if self.lockstep:
+            self.run_until_pub.publish(Clock(clock=rclpy.time.Time(seconds=t).to_msg()))
+        shown = [-1]
+
+        def reached():
+            if progress is not None and int(self.clock()) != shown[0]:
+                shown[0] = int(self.clock())
+                progress(shown[0])
+            return self.answered >= t - 1e-6 and self.log and self.log[-1][0] >= t - 1e-6
+        self.spin_until(reached, f"the loop stalled before t = {t:.3f} s",
+                        120.0 + 40.0 * max(t - self.clock(), 0.0))
+        return t
+
+    def now(self):
+        """The time of the latest state [s]: where the paused simulation stands."""
+        return self.log[-1][0]
+
+    def measured(self):
+        return self.log[-1][1]
+
+    def publish(self, publisher, msg):
+        """Publish once the receiver is there (a message to nobody is lost)."""
+        self.spin_until(lambda: publisher.get_subscription_count() > 0,
+                        f"nobody takes {publisher.topic_name}")
+        publisher.publish(msg)
+
+    def desire(self, publisher, msg, what):
+        """Send a desired motion; the node's answer (its event: tracking or refused)."""
+        answered = len(self.events)
+        self.publish(publisher, msg)
+        self.spin_until(lambda: any(e.kind in ("tracking", "refused")
+                                    for _, e in self.events[answered:]),
+                        f"no answer to the {what}")
+        return next(e for _, e in self.events[answered:] if e.kind in ("tracking", "refused"))
+
+    def push(self, force):
+        """Push the forearm with `force` [N] from now (0: stop), once sim_arm has it."""
+        received = len(self.truth)
+        at = self.now()
+        self.publish(self.push_pub, forearm_push(self.robot, force))
+        self.spin_until(lambda: any(abs(t - at) < 1e-6 for t, _ in self.truth[received:]),
+                        "sim_arm did not take the push")
+
+    def close(self):
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+def _stamp(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+START = 0.2          # s: the first pause (the node has been commanding for most of it)
+HOLD_AT = 0.02       # s: where a phase that identifies first holds the pose
+
+
+def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
+    from .. import load_robot
+    robot = load_robot(urdf)
+    processes = start_processes(urdf, phase, rate, engine, lockstep)
+    sup = Supervisor(phase, robot, rate, lockstep, processes)
+    identified = None
     try:
-        # a second of steady commands first: the processes are then past discovery
-        spin_until(lambda: log and seen["commands"] >= rate, "the nodes did not start")
-        identified = None
-        if phase.guess_kg is not None:     # the node finds the payload, then back to Q0
-            identified = identify(node, executor, processes, phase, progress)
+        if phase.guess_kg is not None:
+            # hold where the arm is from the first states (told a wrong payload, the arm
+            # would drift under gravity compensation), then the node finds the payload
+            sup.run_to(HOLD_AT)
+            from sensor_msgs.msg import JointState
+            sup.desire(sup.set_point_pub, JointState(name=sup.names,
+                                                     position=sup.measured().tolist()),
+                       "set-point")
+            sup.run_to(START)
+            identified = identify(sup, phase, progress)
             print()
-            answered, now = len(events), clock()
-            trajectory_pub.publish(move_to(names, log[-1][1], Q0, now, RETURN_SECONDS))
-            spin_until(lambda: any(e.kind in ("tracking", "refused")
-                                   for _, e in events[answered:]), "no answer to the move")
-            deadline = time.monotonic() + 60.0 + 20.0 * RETURN_SECONDS
-            while clock() < now + RETURN_SECONDS + 0.5:
-                executor.spin_once(timeout_sec=0.01)
-                if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                    raise RuntimeError(f"phase '{phase.name}': the return to Q0 stalled")
-        for _ in range(3):
-            now = clock()
-            start = now + LEAD_IN
+            now = sup.now()
+            event = sup.desire(sup.trajectory_pub,
+                               move_to(sup.names, sup.measured(), Q0, now, RETURN_SECONDS),
+                               "move back")
+            if event.kind != "tracking":
+                raise RuntimeError(f"phase '{phase.name}': {event.message}")
+            sup.run_to(now + RETURN_SECONDS + 0.5)
+        else:
+            sup.run_to(START)
+        for attempt in range(3):
+            now = sup.now()
             if not phase.track:
                 break
-            # as a supervisor would: send from the measured pose; if refused, re-send
-            answered = len(events)
-            trajectory_pub.publish(trajectory_from(names, log[-1][1], now, duration))
-            spin_until(lambda: any(e.kind in ("tracking", "refused")
-                                   for _, e in events[answered:]), "no answer to the trajectory")
-            if not any(e.kind == "refused" for _, e in events[answered:]):
+            # as a supervisor would: send from the measured pose; if refused, re-send later
+            event = sup.desire(sup.trajectory_pub,
+                               trajectory_from(sup.names, sup.measured(), now, duration),
+                               "trajectory")
+            if event.kind == "tracking":
                 break
-            target = seen["commands"] + rate
-            spin_until(lambda: seen["commands"] >= target, "the commands stopped")
-        log.clear()
-        contact.clear()
-        begin = clock()
+            sup.run_to(now + 1.0)
+        start = now + LEAD_IN
+        sup.log[:] = sup.log[-1:]
+        sup.contact.clear()
         push_at = LEAD_IN + 0.3 * duration if phase.push else None   # s after start
-        pushes = [] if push_at is None else [(push_at, PUSH_FORCE),
-                                             (push_at + PUSH_SECONDS, 0.0)]
-        shown, deadline = -1, time.monotonic() + 30.0 + 20.0 * (LEAD_IN + duration)
-        while clock() < begin + LEAD_IN + duration:
-            executor.spin_once(timeout_sec=0.01)
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                raise RuntimeError(f"phase '{phase.name}': the loop stalled")
-            if pushes and clock() >= start + pushes[0][0]:
-                push_pub.publish(forearm_push(robot, pushes.pop(0)[1]))
-            elapsed = int(clock() - begin)
-            if elapsed != shown:
-                shown = elapsed
-                progress(f"  {phase.name}: {elapsed:2d}/{int(LEAD_IN + duration)} s, "
-                         f"{len(log)} joint states")
+        report = lambda second: progress(f"  {phase.name}: {second - now:4.0f}/"
+                                         f"{LEAD_IN + duration:.0f} s")
+        if push_at is not None:
+            sup.run_to(start + push_at, report)
+            sup.push(PUSH_FORCE)
+            sup.run_to(start + push_at + PUSH_SECONDS, report)
+            sup.push(0.0)
+        sup.run_to(start + duration, report)
     finally:
         stop_processes(processes)
-        executor.shutdown()
-        node.destroy_node()
+        sup.close()
+    log, contact, truth, events = sup.log, sup.contact, sup.truth, sup.events
     stamps = np.array([entry[0] for entry in log]) - start
     keep = stamps >= 0.0
     observed = {"t": np.array([c[0] for c in contact]) - start,
@@ -315,20 +398,14 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             [(t - start, e) for t, e in events if e.kind not in ("started",)], observed)
 
 
-def identify(node, executor, processes, phase, progress):
-    """The ~/identify_payload goal (poses the node chooses around the current one, apply):
-    its Result, once the node has moved through the poses and fitted."""
+def identify(sup, phase, progress):
+    """The ~/identify_payload goal (poses the node chooses around the current one, apply),
+    sent on the paused simulation: its Result once the node has moved through the poses,
+    fitted and applied the payload (MODEL_CHANGE_DELAY after the last pose)."""
     from rclpy.action import ActionClient
     from robo_dynamics_interfaces.action import IdentifyPayload
-    client = ActionClient(node, IdentifyPayload, "/dynamics_node/identify_payload")
-    deadline = time.monotonic() + 900.0          # lockstep: a loaded machine takes longer
-
-    def wait(future, what):
-        while not future.done():
-            executor.spin_once(timeout_sec=0.05)
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                raise RuntimeError(f"phase '{phase.name}': {what}")
-
+    from .dynamics_node import MODEL_CHANGE_DELAY
+    client = ActionClient(sup.node, IdentifyPayload, "/dynamics_node/identify_payload")
     shown = [None]
 
     def show(message):
@@ -338,16 +415,24 @@ def identify(node, executor, processes, phase, progress):
             progress(f"  identifying the payload: pose {f.pose}/{f.poses}, {f.phase:<9}, "
                      f"{f.samples} states")
     try:
-        if not client.wait_for_server(timeout_sec=30.0):
-            raise RuntimeError(f"phase '{phase.name}': no ~/identify_payload action")
+        sup.spin_until(lambda: client.server_is_ready(), "no ~/identify_payload action")
+        answered, now = len(sup.events), sup.now()
         sent = client.send_goal_async(
             IdentifyPayload.Goal(link="tool0", apply=True, **IDENTIFY_GOAL),
             feedback_callback=show)
-        wait(sent, "the identification goal was not answered")
+        sup.spin_until(sent.done, "the identification goal was not answered")
         if not sent.result().accepted:
             raise RuntimeError(f"phase '{phase.name}': the identification goal was rejected")
         result = sent.result().get_result_async()
-        wait(result, "the identification did not end")
+        # the node plans on the paused simulation: its answer, then time runs
+        sup.spin_until(lambda: result.done() or any(e.kind in ("tracking", "refused")
+                                                    for _, e in sup.events[answered:]),
+                       "the identification did not start")
+        if not result.done():
+            g = IDENTIFY_GOAL
+            plan = g["pose_count"] * (g["move_time"] + g["settle_time"] + g["record_time"])
+            sup.run_to(now + plan + MODEL_CHANGE_DELAY + 2 * sup.period)
+            sup.spin_until(result.done, "the identification did not end", 600.0)
         return result.result().result
     finally:
         client.destroy()
@@ -437,7 +522,7 @@ def contact_verdict(phase, observed, period):
     collided = t[np.flatnonzero((levels == 2).any(axis=1))]
     if not len(pushed) or not len(collided):
         return False, "NOT as expected: the push was not seen as a collision", figures
-    start = pushed[0] - period              # the push acts from the step before that state
+    start = pushed[0]          # sim_arm's receipt: the push acts from that state on
     bound = 3.0 / OBSERVER_GAIN + period
     figures["delay"] = float(collided[0] - start)
     ok = figures["delay"] <= bound

@@ -46,6 +46,7 @@ import time
 import traceback
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
@@ -98,6 +99,9 @@ DEFAULT_SAMPLE_PERIOD = 1e-3    # ~/check_trajectory, s
 PAYLOAD_DEPTH = 10              # ~/payload: changes kept for late subscribers
 DEFAULT_POSES, MAX_POSES = 8, 50   # ~/identify_payload
 MAX_RECORD_SECONDS = 120.0         # ~/identify_payload with a duration
+MODEL_CHANGE_WAIT = 60.0        # s of wall time a simulated-time loop waits for a model change
+MODEL_CHANGE_DELAY = 0.1        # s after its data that an identification's model change acts
+IDENTIFY_VELOCITY_SHARE = 0.5   # of each joint's velocity bound: the fastest a planned move goes
 BACKGROUND_NICE = 10            # the background thread's nice value above the process's
 MAX_CHECK_SAMPLES = 200_000     # ~/check_trajectory: bounds one call's time and memory
 OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
@@ -174,6 +178,10 @@ class DynamicsNode(Node):
         self.model = self.solver = self.checker = None
         self._trajectory_checker = (None, None)   # (payloads, solver) of ~/check_trajectory
         self._recording = None     # the PoseRecording of an identification under way
+        self._model_changes = collections.deque()   # (node time [s], Future): see
+        #                                              schedule_model_change
+        self._commanded_stamp = 0  # [ns] the stamp of the last state that gave a command
+        self.duplicates = 0        # states sent again by a simulation (not answered twice)
         self._tare = None          # (poses (K, n), mean torques (K, n)) of the last tare
         # long computations a service asks for run on a thread of lower priority (nice), so
         # that the joint-state thread and ROS's own threads get the processor first
@@ -426,12 +434,22 @@ class DynamicsNode(Node):
                 self._periodic[name] = self.create_timer(1.0 / rate, callback)
 
     # -- the hot path ------------------------------------------------------------------------
-    @_exclusive
     def _on_joint_state(self, msg):
+        if self._model_changes:
+            self._apply_due_model_changes()
+        with self._lock:
+            self._on_joint_state_locked(msg)
+
+    def _on_joint_state_locked(self, msg):
         if self.controller is None:
             return
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if stamp and stamp == self._commanded_stamp and self._simulated_time():
+            self.duplicates += 1      # a simulation sent this state again: answered already
+            return
         started = time.perf_counter()
-        self._handle_joint_state(msg, started)
+        if self._handle_joint_state(msg, started):
+            self._commanded_stamp = stamp
         self.callback_seconds.append(time.perf_counter() - started)
         if self.controller.observer_seconds:
             self.observer_seconds.append(self.controller.observer_seconds)
@@ -465,6 +483,7 @@ class DynamicsNode(Node):
                 self._record(now)
         if self._cross_check_due or self._cross_check_steps is not None:
             self._cross_check_step()
+        return cycle.command is not None
 
     def _record(self, now):
         """Give the state to the identification's PoseRecording, or end it when the arm has
@@ -478,6 +497,72 @@ class DynamicsNode(Node):
             run.interrupted = (f"safe hold: {controller.hold_reason}" if controller.mode ==
                                core.HOLD else "another desired motion replaced the poses")
             self._recording = None
+            self._model_changes.clear()
+
+    def _simulated_time(self):
+        """Whether /clock drives the node's clock (the joint-state thread's)."""
+        clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
+        return bool(getattr(clock, "ros_time_is_active", False))
+
+    def _apply_due_model_changes(self):
+        """Swap in the model changes scheduled for now or earlier (schedule_model_change).
+        On simulated time one not ready yet is waited for (outside the lock): it then takes
+        effect on the same state on every machine. On the system clock it takes effect on
+        the first state after it is ready: a joint state never waits for one."""
+        now = self._now()
+        while self._model_changes and self._model_changes[0].at <= now:
+            item = self._model_changes[0]
+            if not item.change.done():
+                if not self._simulated_time():
+                    return
+                try:
+                    item.change.result(timeout=MODEL_CHANGE_WAIT)
+                except concurrent.futures.TimeoutError:
+                    self.get_logger().error(f"a model change due at t = {item.at:.3f} s was "
+                                            f"not ready after {MODEL_CHANGE_WAIT:g} s: "
+                                            "skipped")
+                    _resolve(item.change, None)
+            self._commit_scheduled(item)
+
+    def _commit_scheduled(self, item):
+        """Take `item` off the schedule and swap its change in (once, whichever thread
+        comes first); item.done then holds the sentence (None: nothing changed)."""
+        with self._lock:
+            if item not in self._model_changes:
+                return
+            self._model_changes.remove(item)
+        change = item.change.result() if item.change.done() else None
+        try:
+            item.done.set_result(None if change is None else self._commit_payload(change))
+        except Exception as exc:
+            item.done.set_exception(exc)
+
+    def schedule_model_change(self, at):
+        """A ScheduledChange: set its `change` Future to a prepared payload change
+        (prepare_payload) or None when it is ready; it takes effect at node time `at` [s]
+        (in the order scheduled), then `done` holds its sentence."""
+        item = ScheduledChange(at, concurrent.futures.Future(), concurrent.futures.Future())
+        self._model_changes.append(item)
+        return item
+
+    def await_model_change(self, item, timeout=MODEL_CHANGE_WAIT):
+        """The sentence of a scheduled change once in effect (None: no change). Without
+        joint states to carry it for `timeout` s of wall time, it is swapped in now."""
+        try:
+            return item.done.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            self._commit_scheduled(item)
+            return item.done.result(timeout=0) if item.done.done() else None
+
+    def end_model_changes(self, items):
+        """Drop the changes of `items` still scheduled (an identification ended), none left
+        unresolved for the joint-state thread to wait for."""
+        for item in items:
+            _resolve(item.change, None)
+        with self._lock:
+            for item in items:
+                if item in self._model_changes:
+                    self._model_changes.remove(item)
 
     def _publish(self, stamp, cycle, now, started):
         """The command first (what the arm is waiting for), then the gravity torques, the
@@ -577,7 +662,7 @@ class DynamicsNode(Node):
             logger.info(event.message)
         msg = ControllerEvent(level=EVENT_LEVEL[event.level], kind=event.kind,
                               mode=self.controller.mode, message=event.message)
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = self._stamp_now()
         self.pub_events.publish(msg)
 
     def _refresh(self, now):
@@ -886,10 +971,15 @@ class DynamicsNode(Node):
 
     def apply_payload(self, link, mass, com, inertia):
         """Make (mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the centre of mass, in
-        `link`'s frame) the payload at `link` (mass 0: none). Validates, builds the new
+        `link`'s frame) the payload at `link` (mass 0: none), now. Validates, builds the new
         solvers outside the lock (code generation takes tens of ms: the command stream goes
         on meanwhile), then swaps them in; the command ramps to the new target. Returns a
         sentence; ValueError with the reason."""
+        return self._commit_payload(self.prepare_payload(link, mass, com, inertia))
+
+    def prepare_payload(self, link, mass, com, inertia):
+        """The change that makes (mass, com, inertia) the payload at `link` (apply_payload),
+        validated and built, not yet in use: for _commit_payload. ValueError."""
         if not self.get_parameter("allow_model_changes").value:
             raise ValueError("model changes are disabled (parameter allow_model_changes is "
                              "false)")
@@ -900,13 +990,18 @@ class DynamicsNode(Node):
         self._check_payload_mass(mass)
         self.urdf_model.with_payload(link, mass, com, inertia)    # validates
         payloads[link] = (mass, list(com), np.asarray(inertia, dtype=float))
-        model, solver, checker = self._build_solvers(payloads)
+        built = self._build_solvers(payloads)
         message = (f"payload of {mass:.6g} kg at '{link}'" if mass > 0
                    else f"payload at '{link}' removed")
+        return payloads, built, (link, mass, com, inertia), message
+
+    def _commit_payload(self, change):
+        """Swap in a prepared payload change; its sentence."""
+        payloads, built, (link, mass, com, inertia), message = change
         with self._lock:
             self.payloads = payloads
-            self.model, self.solver, self.checker = model, solver, checker
-            event = self.controller.replace_solver(solver, message)
+            self.model, self.solver, self.checker = built
+            event = self.controller.replace_solver(self.solver, message)
             self.controller.configure(self._settings(self._values()))
             self.cross_check_result = {}
             self._cross_check_steps = None
@@ -924,7 +1019,7 @@ class DynamicsNode(Node):
     def _publish_payload(self, link, mass, com, inertia):
         """~/payload: the payload now at `link` (mass 0: none), in that link's frame."""
         msg = InertiaStamped()
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = self._stamp_now()
         msg.header.frame_id = link
         conversions.fill_inertia(msg.inertia, mass, com, inertia)
         self.pub_payload.publish(msg)
@@ -1048,38 +1143,71 @@ class DynamicsNode(Node):
             original = self.payloads.get(goal.link)
             q = controller.merger.q.copy()
         fit_solver = make_solver(self._model_with(payloads), "rnea")   # code generation:
+        changes = not goal.tare and self.get_parameter("allow_model_changes").value
         if goal.duration:                                              # outside the lock
             with self._lock:
                 run = self._recording = TimedRecording(self._now(), goal.duration)
-            return run, fit_solver, original
+                return run, fit_solver, original, self._schedule_changes(run, [])
         poses = self._identification_poses(goal, q, fit_solver)
         with self._lock:
             now = self._now()
             run = PoseRecording(self.controller.merger.q, poses, now, *timing)
-            event = self.controller.desire(run.trajectory, now)
+            fault = self._too_fast(run.trajectory)
+            event = (self.controller.refuse(f"identification poses refused: {fault}") if fault
+                     else self.controller.desire(run.trajectory, now))
             if event.kind == "tracking":
                 self._recording = run
+                refinements = [end for _, end in run.windows[:-1]] if changes else []
+                scheduled = self._schedule_changes(run, refinements)
         self._report(event)
         if event.kind != "tracking":
             raise ValueError(event.message)
-        return run, fit_solver, original
+        return run, fit_solver, original, scheduled
 
-    def refine_pose_recording(self, run, fit_solver, goal, original):
-        """Between two poses: make the payload the states recorded so far suggest the one in
-        use (provisional_payload, at most max_payload_mass; the centre of mass of `original`,
-        the payload declared at the link before, until the poses show it), so that the arm
-        carries it better on the next moves: an unknown payload gives light wrist joints
-        tracking errors beyond max_tracking_error. Not for a tare (no payload then), nor when
-        model changes are off."""
-        if goal.tare or not self.get_parameter("allow_model_changes").value:
-            return
-        q, qd, tau, pose = run.arrays()
-        guess = provisional_payload(fit_solver, goal.link, q, qd, np.zeros_like(q), tau,
-                                    (0.0, 0.0, 0.0) if original is None else original[1],
-                                    pose)
-        if guess is not None:
-            mass = min(guess[0], self.get_parameter("max_payload_mass").value)
-            self.apply_payload(goal.link, mass, guess[1], np.zeros((3, 3)))
+    def _schedule_changes(self, run, refinements):
+        """The model changes of an identification, each MODEL_CHANGE_DELAY after the data it
+        rests on: a provisional payload after each recorded pose but the last (`refinements`:
+        their window ends), then the result: (list of Futures, the result's Future)."""
+        return ([self.schedule_model_change(end + MODEL_CHANGE_DELAY) for end in refinements],
+                self.schedule_model_change(run.end + MODEL_CHANGE_DELAY))
+
+    def _too_fast(self, trajectory):
+        """Why a planned identification motion is too fast (a joint beyond
+        IDENTIFY_VELOCITY_SHARE of its velocity bound), or None."""
+        times = np.arange(0.0, trajectory.times[-1], 0.01)
+        _, qd, _ = trajectory.sample_many(times)
+        bound = self.controller.settings.velocity_bound
+        peak = np.abs(qd).max(axis=0) if len(times) else np.zeros(len(bound))
+        over = np.flatnonzero(peak > IDENTIFY_VELOCITY_SHARE * bound)
+        if not over.size:
+            return None
+        j = over[0]
+        return (f"'{self.model.joint_names[j]}' would move at {peak[j]:.3g} rad/s, beyond "
+                f"{IDENTIFY_VELOCITY_SHARE:.0%} of its velocity bound {bound[j]:.3g}: give "
+                "a longer move_time or closer poses")
+
+    def refine_pose_recording(self, run, pose, fit_solver, goal, original, item):
+        """After pose `pose` (0-based) is recorded, before the last: set item.change (a
+        ScheduledChange of begin_pose_recording) to the payload the states of the poses so far suggest
+        (provisional_payload, at most max_payload_mass; the centre of mass of `original`,
+        the payload declared at the link before, until the poses show it), prepared, or
+        None. It takes effect MODEL_CHANGE_DELAY after that pose's window, on the same
+        joint state on every machine when the time is simulated, so that the arm carries
+        the payload better on the next moves: an unknown payload gives light wrist joints
+        tracking errors."""
+        change = None
+        try:
+            q, qd, tau, index = run.arrays()
+            mine = index <= pose
+            guess = provisional_payload(fit_solver, goal.link, q[mine], qd[mine],
+                                        np.zeros_like(q[mine]), tau[mine],
+                                        (0.0, 0.0, 0.0) if original is None else original[1],
+                                        index[mine])
+            if guess is not None:
+                mass = min(guess[0], self.get_parameter("max_payload_mass").value)
+                change = self.prepare_payload(goal.link, mass, guess[1], np.zeros((3, 3)))
+        finally:
+            _resolve(item.change, change)
 
     def restore_payload(self, link, payload):
         """Put back the payload (mass, com, inertia) or none (None) at `link`, unless it is
@@ -1107,7 +1235,11 @@ class DynamicsNode(Node):
         count = goal.pose_count or DEFAULT_POSES
         if not 2 <= count <= MAX_POSES:
             raise ValueError(f"pose_count must be 2 to {MAX_POSES}, got {count}")
-        return static_poses(solver, goal.link, q, pose_spread(n), count)
+        # consecutive poses up to 2 × spread apart, a quintic move's peak speed 15/8 of the
+        # mean: every move well inside IDENTIFY_VELOCITY_SHARE of the velocity bound
+        reach = (0.9 * IDENTIFY_VELOCITY_SHARE * self.controller.settings.velocity_bound
+                 * (goal.move_time or 3.0) / (2.0 * 15.0 / 8.0))
+        return static_poses(solver, goal.link, q, np.minimum(pose_spread(n), reach), count)
 
     def end_pose_recording(self, run):
         """Stop recording (cancel); when the node drove the arm through poses, it holds
@@ -1123,8 +1255,9 @@ class DynamicsNode(Node):
                                            self._now())
         self._report(event)
 
-    def finish_pose_recording(self, run, fit_solver, goal, result):
-        """After the recording: keep the tare, or fit the payload (and apply it). Fills the
+    def finish_pose_recording(self, run, fit_solver, goal, result, final):
+        """After the recording: keep the tare, or fit the payload (and apply it through
+        `final`, the ScheduledChange due MODEL_CHANGE_DELAY after the recording). Fills the
         IdentifyPayload result; returns its message. ValueError with the reason."""
         with self._lock:
             if self._recording is run:
@@ -1134,7 +1267,7 @@ class DynamicsNode(Node):
             qd, qdd = velocities_and_accelerations(times, q, qd)
             estimate = self._background.submit(identify_payload, fit_solver, goal.link, q, qd,
                                                qdd, tau, None, goal.estimate_inertia).result()
-            return self._identified(estimate, goal, result)
+            return self._identified(estimate, goal, result, final)
         if run.interrupted:
             hint = ("; an unknown payload can pull light joints off the poses: declare an "
                     "approximate one first (~/set_payload) or raise kp"
@@ -1147,11 +1280,11 @@ class DynamicsNode(Node):
         tare = self._tare[1][pose] if goal.use_tare else None
         estimate = self._background.submit(identify_payload, fit_solver, goal.link, q, qd,
                                            np.zeros_like(q), tau, tare, False, pose).result()
-        return self._identified(estimate, goal, result)
+        return self._identified(estimate, goal, result, final)
 
-    def _identified(self, estimate, goal, result):
-        """Fill the IdentifyPayload result from a PayloadEstimate, apply it if asked; its
-        message."""
+    def _identified(self, estimate, goal, result, final):
+        """Fill the IdentifyPayload result from a PayloadEstimate, apply it if asked (through
+        the ScheduledChange `final`); its message."""
         conversions.fill_inertia(result.payload, estimate.mass, estimate.com, estimate.inertia)
         result.mass_std = estimate.mass_std
         result.com_std.x, result.com_std.y, result.com_std.z = estimate.com_std.tolist()
@@ -1167,14 +1300,25 @@ class DynamicsNode(Node):
         if goal.apply:      # what the fit cannot tell from zero is applied as zero: on a light
             # last joint a tenth of a millimetre of centre of mass off its axis is a pull
             found = np.abs(estimate.com) > SIGNIFICANT * estimate.com_std
-            self.apply_payload(goal.link, estimate.mass, np.where(found, estimate.com, 0.0),
-                               estimate.inertia)
+            try:
+                final.change.set_result(self.prepare_payload(
+                    goal.link, estimate.mass, np.where(found, estimate.com, 0.0),
+                    estimate.inertia))
+            except Exception:
+                _resolve(final.change, None)
+                raise
+            self.await_model_change(final)
             result.applied = True
             zeroed = [axis for axis, f in zip("xyz", found) if not f]
             message += "; applied" + (f" (centre of mass {', '.join(zeroed)} within "
                                       f"{SIGNIFICANT:g} standard deviations of 0: applied "
                                       "as 0)" if zeroed else "")
         return message
+
+    def _stamp_now(self):
+        """The node's clock (_now) as a builtin_interfaces/Time."""
+        nanoseconds = round(self._now() * 1e9)
+        return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
     def _now(self):
         """The node's clock in seconds. Without simulated time that is the system clock
@@ -1187,6 +1331,19 @@ class DynamicsNode(Node):
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return clock.now().nanoseconds * 1e-9
 
+
+
+ScheduledChange = collections.namedtuple("ScheduledChange", ["at", "change", "done"])
+ScheduledChange.__doc__ = """A model change due at node time `at` [s]: `change` (a Future of
+prepare_payload's change or None), `done` (a Future of the sentence once in effect)."""
+
+
+def _resolve(future, value):
+    """Set `future` to `value` unless it is set already (two threads may try)."""
+    try:
+        future.set_result(value)
+    except concurrent.futures.InvalidStateError:
+        pass
 
 
 def pose_spread(n):

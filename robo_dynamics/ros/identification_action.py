@@ -7,8 +7,10 @@ services would wait too) nor on the joint-state thread. The helper's executor ha
 threads, so that a cancel request is taken while a goal waits. The helper node
 (`<node>_identification`, same namespace, no parameters) serves the action under the main
 node's name and calls the main node's public methods: begin_pose_recording,
-end_pose_recording, finish_pose_recording (dynamics_node.py); the joint-state thread feeds the
-recording meanwhile.
+refine_pose_recording, end_pose_recording, finish_pose_recording, end_model_changes
+(dynamics_node.py); the joint-state thread feeds the recording meanwhile and swaps in the
+model changes at the times the node scheduled (on simulated time, the same joint state on
+every machine, however late this thread looks).
 """
 
 import threading
@@ -61,18 +63,21 @@ class IdentificationAction(HelperNode):
         goal, result = goal_handle.request, IdentifyPayload.Result()
         with self._busy:
             try:
-                run, solver, original = self.owner.begin_pose_recording(goal)
+                run, solver, original, (refinements, final) = \
+                    self.owner.begin_pose_recording(goal)
             except ValueError as exc:
                 return self._end(goal_handle, result, f"refused: {exc}", goal_handle.abort)
             try:
-                return self._follow(goal_handle, goal, result, run, solver, original)
+                return self._follow(goal_handle, goal, result, run, solver, original,
+                                    refinements, final)
             finally:
+                self.owner.end_model_changes(refinements + [final])
                 if not result.applied:
                     self.owner.restore_payload(goal.link, original)
 
-    def _follow(self, goal_handle, goal, result, run, solver, original):
-        """Feedback until the last pose is recorded (refining the payload in use after each
-        pose), then the fit."""
+    def _follow(self, goal_handle, goal, result, run, solver, original, refinements, final):
+        """Feedback until the last pose is recorded (a provisional payload prepared after
+        each pose, for the node to apply at the time it scheduled), then the fit."""
         feedback = IdentifyPayload.Feedback(poses=len(run.windows))
         wake, refined = threading.Event(), 0
         while True:
@@ -80,17 +85,19 @@ class IdentificationAction(HelperNode):
                 self.owner.end_pose_recording(run)
                 return self._end(goal_handle, result, "cancelled: the arm holds where it is",
                                  goal_handle.canceled)
-            pose, phase = run.phase(self.owner.now())
+            now = self.owner.now()
+            pose, phase = run.phase(now)
+            while refined < len(refinements) and now > run.windows[refined][1]:
+                self.owner.refine_pose_recording(run, refined, solver, goal, original,
+                                                 refinements[refined])
+                refined += 1
             if phase == DONE or run.interrupted:
                 break
-            if pose > refined and run.samples:        # a pose recorded, the next one ahead
-                refined = pose
-                self.owner.refine_pose_recording(run, solver, goal, original)
             feedback.pose, feedback.phase, feedback.samples = pose + 1, phase, run.samples
             goal_handle.publish_feedback(feedback)
             wake.wait(POLL)
         try:
-            message = self.owner.finish_pose_recording(run, solver, goal, result)
+            message = self.owner.finish_pose_recording(run, solver, goal, result, final)
         except ValueError as exc:
             return self._end(goal_handle, result, str(exc), goal_handle.abort)
         result.success = True

@@ -178,14 +178,24 @@ SIM_ARM = {
                          "real time.", READ_ONLY),
     "command_timeout": Spec(0.05, DOUBLE, "A command older than this [s] engages the brakes "
                             "(zero torque without brakes).", READ_ONLY),
-    "lockstep": Spec(False, BOOL, "Advance by one publish period only after an effort command "
-                     "has arrived for the last joint_states (or lockstep_timeout of wall time "
-                     "has passed: then with the command held), and publish simulated time on "
-                     "/clock (run the other nodes with use_sim_time): a closed loop that does "
-                     "not depend on the machine's load, never faster than real time. False: "
-                     "simulated time follows the clock.", READ_ONLY),
-    "lockstep_timeout": Spec(0.05, DOUBLE, "With lockstep: wall time [s] to wait for the "
-                             "command before advancing without it.", READ_ONLY),
+    "lockstep": Spec(False, BOOL, "Advance by one publish period only once an effort command "
+                     "has arrived for the last joint_states, and publish simulated time on "
+                     "/clock from 0 (run the other nodes with use_sim_time): a closed loop that "
+                     "does not depend on the machine's speed or load. Never advances without "
+                     "the command: after lockstep_timeout of wall time it publishes the same "
+                     "state again. False: simulated time follows the clock.", READ_ONLY),
+    "lockstep_timeout": Spec(0.05, DOUBLE, "With lockstep: wall time [s] without the command "
+                             "after which the last /clock and joint_states are published "
+                             "again (identical: a message lost or a controller starting).",
+                             READ_ONLY),
+    "lockstep_max_speed": Spec(1.0, DOUBLE, "With lockstep: the fastest simulated time may "
+                               "run, as a multiple of real time (1: never faster than real "
+                               "time, as a real arm; 0: as fast as the loop goes).",
+                               READ_ONLY),
+    "lockstep_supervised": Spec(False, BOOL, "With lockstep: simulated time never passes the "
+                                "latest time received on ~/run_until (rosgraph_msgs/Clock, "
+                                "reliable, transient local), 0 until one arrives: a supervisor "
+                                "(a test, the demo) acts on a paused simulation.", READ_ONLY),
     "friction": Spec(False, BOOL, "Apply joint friction: the URDF's <dynamics damping "
                      "friction>, or joint_damping / joint_friction when set.", READ_ONLY),
     "joint_damping": Spec(None, DOUBLES, "Viscous joint friction of the simulated arm "
@@ -198,6 +208,8 @@ SIM_ARM = {
                    "again whenever the command times out.", READ_ONLY),
     "effort_noise": Spec(0.0, DOUBLE, "Standard deviation [N m or N] of Gaussian noise added to "
                          "the published efforts (a torque sensor's noise).", READ_ONLY),
+    "noise_seed": Spec(0, INTEGER, "Seed of effort_noise (the same seed, the same noise: "
+                       "runs repeat exactly); negative: a fresh seed each run.", READ_ONLY),
     "initial_positions": Spec(None, DOUBLES, "Initial joint positions, chain order [rad or m]. "
                               "Unset: zeros.", READ_ONLY),
 }
@@ -224,6 +236,7 @@ RANGES = {
     "publish_rate": lambda v: 0.0 < v <= 10_000.0,
     "command_timeout": lambda v: 0.0 < v < math.inf,
     "lockstep_timeout": lambda v: 0.0 < v < math.inf,
+    "lockstep_max_speed": lambda v: 0.0 <= v < math.inf,
     "wrench_damping": lambda v: 0.0 <= v < math.inf,
     "effort_noise": lambda v: 0.0 <= v < math.inf,
 }

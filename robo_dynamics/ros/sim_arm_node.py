@@ -4,7 +4,7 @@ Advances the URDF's arm at a fixed step — with the library's dynamics (engine 
 with MuJoCo (engine mujoco: an independent engine, optionally with rotor armature, the
 URDF's joint friction and a box obstacle; simulation/mujoco_plant.py) — and publishes
 joint_states (positions, velocities and the applied motor torques as effort; while the
-brakes hold, the holding torque) at
+brakes hold, the holding torque, without noise) at
 publish_rate (at most one per time step h), stamped with the simulated time of the state
 on the clock's time at start-up (as a driver stamps the time of measurement; a simulation
 that falls behind the clock slows down, and its stamps fall behind with it, so that stamp
@@ -18,12 +18,16 @@ A push: ~/external_wrench (geometry_msgs/WrenchStamped, frame_id = the link; for
 torque at the link's origin in its axes) acts on the arm until replaced (a zero wrench ends
 it); it is not in the measured efforts, as on a real arm. Its joint torques (the truth an
 external-torque estimate is judged against) are published on ~/external_joint_torques
-(JointState) with each state while a wrench acts, and once more (zeros) when it ends.
-With lockstep, simulated time no longer follows the clock: it advances by one publish
-period once a command has arrived after the last joint_states (or after lockstep_timeout
-of wall time, with the command held), at most publish_rate times a second, and goes out on
-/clock just before the state; nodes with use_sim_time run on it. The loop then does what it
-would do on an unloaded machine however loaded this one is, only slower.
+(JointState) with each state while a wrench acts, once more (zeros) when it ends, and at
+once when a wrench arrives (stamped with the state it acts from: a receipt).
+With lockstep, simulated time no longer follows the clock: it starts at 0 and advances by
+one publish period once the command for the last joint_states has arrived (never without
+it: after lockstep_timeout of wall time the same /clock and state go out again), at most
+lockstep_max_speed times as fast as real time, and goes out on /clock just before the
+state; nodes with use_sim_time run on it. With lockstep_supervised it also stops at the
+latest time received on ~/run_until, so that a supervisor acts on a paused simulation. The
+loop then gives the same result on a fast, a slow or a loaded machine (the noise too: it
+comes from noise_seed), only sooner or later.
 """
 
 import sys
@@ -32,6 +36,7 @@ import time
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -75,7 +80,7 @@ class SimArmNode(Node):
         self.names = list(model.joint_names)
         self.rejected = 0
         self.noise = p["effort_noise"]
-        self.rng = np.random.default_rng()
+        self.rng = np.random.default_rng(p["noise_seed"] if p["noise_seed"] >= 0 else None)
         self.pub = self.create_publisher(JointState, "joint_states", 10)
         self.pub_external = self.create_publisher(JointState, "~/external_joint_torques", 10)
         self.pushing = False       # a wrench acted over the last published state
@@ -88,9 +93,20 @@ class SimArmNode(Node):
         self.period = 1.0 / p["publish_rate"]     # [s]
         self.steps_per_period = max(1, round(self.period / self.arm.h))
         self.awaiting = False      # lockstep: no command yet for the last state published
-        self.published_at = 0.0    # lockstep: time.monotonic() of the last state [s]
+        self.published_at = -np.inf   # lockstep: time.monotonic() of the last publication
+        self.advanced_at = -np.inf    # lockstep: time.monotonic() of the last advance
+        self.min_wall_period = (self.period / p["lockstep_max_speed"]
+                                if p["lockstep_max_speed"] > 0.0 else 0.0)
+        self.horizon = 0.0 if p["lockstep_supervised"] else np.inf   # [s] simulated
+        self.last_out = None       # lockstep: (Clock, JointState) last published
+        self.repeats = 0           # lockstep: states published again for want of a command
         if self.lockstep:
+            self.epoch = 0
             self.pub_clock = self.create_publisher(Clock, "/clock", 10)
+            if p["lockstep_supervised"]:
+                self.create_subscription(Clock, "~/run_until", self._on_run_until, QoSProfile(
+                    depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                    reliability=ReliabilityPolicy.RELIABLE))
         self.create_timer(self.period, self._lockstep_tick if self.lockstep else self._tick)
         self.get_logger().info(
             f"simulating {model.name} on engine {p['engine']} ({model.dof} joints, "
@@ -137,8 +153,7 @@ class SimArmNode(Node):
         self.arm.set_command(tau)
         if self.awaiting:
             self.awaiting = False
-            if time.monotonic() - self.published_at >= self.period:
-                self._lockstep_advance()     # due already: not waiting for the timer
+            self._lockstep_tick()            # due already: not waiting for the timer
 
     def _on_wrench(self, msg):
         f, m = msg.wrench.force, msg.wrench.torque
@@ -150,10 +165,23 @@ class SimArmNode(Node):
             self.get_logger().warning(f"external wrench rejected ({self.rejected} so far): "
                                       f"{exc}", throttle_duration_sec=THROTTLE)
             return
+        if self.epoch is not None:     # at once: what acts from now (and a receipt for
+            self._publish_applied_wrench()          # whoever waits for the push to land)
         self.get_logger().info(
             f"external wrench on '{msg.header.frame_id}': force {[f.x, f.y, f.z]} N, torque "
             f"{[m.x, m.y, m.z]} N·m" if self.arm.wrench is not None else "external wrench "
             "removed")
+
+    def _publish_applied_wrench(self):
+        """~/external_joint_torques at the state now: the joint torques of the wrench that
+        acts from now on (zeros: none), stamped with the state's time."""
+        wrench = self.arm.wrench
+        torque = (np.zeros(self.model.dof) if wrench is None
+                  else self.arm.plant.external_joint_torque(self.arm.q, *wrench))
+        truth = JointState(name=self.names, effort=np.asarray(torque, dtype=float).tolist())
+        truth.header.stamp = self._stamp(self.get_clock().clock_type)
+        self.pub_external.publish(truth)
+        self.pushing = True
 
     def _tick(self):
         """Advance simulated time to the clock (in steps of h, at most MAX_CATCH_UP per tick,
@@ -170,20 +198,43 @@ class SimArmNode(Node):
             self.start += (steps - MAX_CATCH_UP) * self.arm.h
         self._publish(applied, self._stamp(now.clock_type))
 
-    def _lockstep_tick(self):
-        """Advance unless the command for the last state is still on its way (for less
-        than lockstep_timeout)."""
-        if not self.awaiting or time.monotonic() - self.published_at >= self.lockstep_timeout:
-            self._lockstep_advance()
+    def _on_run_until(self, msg):
+        """A supervisor lets simulated time run up to msg.clock."""
+        self.horizon = msg.clock.sec + 1e-9 * msg.clock.nanosec
+        if self.last_out is not None:
+            self._lockstep_tick()
 
-    def _lockstep_advance(self):
-        """One publish period on; /clock, then the state."""
-        if self.epoch is None:
-            self.epoch = self.get_clock().now().nanoseconds
-        applied = self._advance(self.steps_per_period)
+    def _lockstep_tick(self):
+        """The first state; then one period on once the command for the last state is in,
+        within the horizon and the speed limit; without the command for lockstep_timeout,
+        the last /clock and state again."""
+        now = time.monotonic()
+        if self.last_out is None:
+            self._lockstep_publish(self.arm.measured_effort())
+        elif self.awaiting:
+            if now - self.published_at >= self.lockstep_timeout:
+                self.repeats += 1
+                self.get_logger().warning(
+                    f"lockstep: no command for the state at t = {self.arm.t:.3f} s after "
+                    f"{self.lockstep_timeout:g} s: published again ({self.repeats} so far)",
+                    throttle_duration_sec=THROTTLE)
+                self._lockstep_send(*self.last_out)
+        elif (self.arm.t + self.period <= self.horizon + 1e-9
+              and now - self.advanced_at >= self.min_wall_period):
+            self.advanced_at = now
+            self._lockstep_publish(self._advance(self.steps_per_period))
+
+    def _lockstep_publish(self, applied):
+        """/clock, then the state of simulated time now (applied: the motor torques over the
+        last step); the command for it is awaited."""
         stamp = self._stamp(self.get_clock().clock_type)
-        self.pub_clock.publish(Clock(clock=stamp))
-        self._publish(applied, stamp)
+        self.last_out = (Clock(clock=stamp), self._state_msg(applied, stamp))
+        self._lockstep_send(*self.last_out)
+        self._publish_external(stamp)
+
+    def _lockstep_send(self, clock, state):
+        self.pub_clock.publish(clock)
+        self.pub.publish(state)
         self.awaiting, self.published_at = True, time.monotonic()
 
     def _advance(self, steps):
@@ -200,13 +251,26 @@ class SimArmNode(Node):
     def _publish(self, applied, stamp):
         """joint_states (and the push's joint torques) of the state now, stamped `stamp`;
         applied: the motor torques over the last step."""
-        effort = self.arm.measured_effort() if self.arm.braked else applied
-        if self.noise > 0.0:
-            effort = effort + self.rng.normal(0.0, self.noise, len(effort))
+        self.pub.publish(self._state_msg(applied, stamp))
+        self._publish_external(stamp)
+
+    def _state_msg(self, applied, stamp):
+        """The JointState of the state now: the applied motor torques plus the sensors'
+        noise as effort; while braked, the holding torque (no noise: the drive's own
+        figure, so that a controller's first command, which starts from it, is no kick)."""
+        if self.arm.braked:       # the brakes' holding torque, as the drive reports it
+            effort = self.arm.measured_effort()
+        elif self.noise > 0.0:
+            effort = applied + self.rng.normal(0.0, self.noise, len(applied))
+        else:
+            effort = applied
         msg = JointState(name=self.names, position=self.arm.q.tolist(),
                          velocity=self.arm.v.tolist(), effort=effort.tolist())
         msg.header.stamp = stamp
-        self.pub.publish(msg)
+        return msg
+
+    def _publish_external(self, stamp):
+        """The push's joint torques over the last step, while a wrench acts and once after."""
         if self.pushing or self.arm.wrench is not None:
             truth = JointState(name=self.names, effort=self.arm.external.tolist())
             truth.header.stamp = stamp
