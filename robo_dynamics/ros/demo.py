@@ -234,9 +234,12 @@ class Supervisor:
             JointTrajectory, "/dynamics_node/desired_trajectory", 10)
         self.set_point_pub = node.create_publisher(JointState, "/dynamics_node/desired_state",
                                                    10)
-        self.run_until_pub = node.create_publisher(Clock, "/sim_arm/run_until", QoSProfile(
-            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-            reliability=ReliabilityPolicy.RELIABLE))
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+        self.run_until_pub = node.create_publisher(Clock, "/sim_arm/run_until", latched)
+        self.paused = -1.0     # [s] where the simulation holds (lockstep)
+        node.create_subscription(Clock, "/sim_arm/paused", lambda m: setattr(
+            self, "paused", m.clock.sec + 1e-9 * m.clock.nanosec), latched)
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(node)
 
@@ -266,7 +269,8 @@ class Supervisor:
             self.executor.spin_once(timeout_sec=0.01)
             if time.monotonic() > deadline or any(p.poll() is not None
                                                   for p in self.processes):
-                raise RuntimeError(f"phase '{self.phase.name}': {what}")
+                raise RuntimeError(f"phase '{self.phase.name}': "
+                                   f"{what() if callable(what) else what}")
 
     def run_to(self, t, progress=None):
         """Let the loop run until simulated time t [s] (a multiple of the period) and the
@@ -282,10 +286,22 @@ class Supervisor:
             if progress is not None and int(self.clock()) != shown[0]:
                 shown[0] = int(self.clock())
                 progress(shown[0])
-            return self.answered >= t - 1e-6 and self.log and self.log[-1][0] >= t - 1e-6
-        self.spin_until(reached, f"the loop stalled before t = {t:.3f} s",
-                        120.0 + 40.0 * max(t - self.clock(), 0.0))
+            held = self.paused >= t - 1e-6 if self.lockstep else self.answered >= t - 1e-6
+            return held and self.log and self.log[-1][0] >= t - 1e-6
+        self.spin_until(reached, lambda: (
+            f"the loop stalled before t = {t:.3f} s (the latest state "
+            f"{self.log[-1][0] if self.log else None}, paused at {self.paused:.3f}, answered "
+            f"{self.answered:.3f}, clock {self.clock():.3f})"),
+            120.0 + 40.0 * max(t - self.clock(), 0.0))
         return t
+
+    def flowing(self, t):
+        """Wait until the node's outputs for the state at t [s] have arrived: what the
+        node publishes is then recorded from t on (its publishers found this node)."""
+        self.spin_until(lambda: self.answered >= t - 1e-6 and self.contact
+                        and self.contact[-1][0] >= t - 1e-6,
+                        f"the node's outputs for t = {t:.3f} s did not arrive (discovery did "
+                        f"not complete within {t:g} s of simulated time)", 30.0)
 
     def now(self):
         """The time of the latest state [s]: where the paused simulation stands."""
@@ -326,17 +342,18 @@ def _stamp(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
-START = 0.2          # s: the first pause (the node has been commanding for most of it)
+START = 1.0          # s: the first pause (the node has been commanding for most of it, and
+#                      its outputs reach the demo from then on)
 HOLD_AT = 0.02       # s: where a phase that identifies first holds the pose
 
 
 def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
     from .. import load_robot
     robot = load_robot(urdf)
-    processes = start_processes(urdf, phase, rate, engine, lockstep)
-    sup = Supervisor(phase, robot, rate, lockstep, processes)
+    sup = Supervisor(phase, robot, rate, lockstep, [])     # there first: found at once
     identified = None
     try:
+        sup.processes[:] = start_processes(urdf, phase, rate, engine, lockstep)
         if phase.guess_kg is not None:
             # hold where the arm is from the first states (told a wrong payload, the arm
             # would drift under gravity compensation), then the node finds the payload
@@ -345,7 +362,7 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             sup.desire(sup.set_point_pub, JointState(name=sup.names,
                                                      position=sup.measured().tolist()),
                        "set-point")
-            sup.run_to(START)
+            sup.flowing(sup.run_to(START))
             identified = identify(sup, phase, progress)
             print()
             now = sup.now()
@@ -356,7 +373,7 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
                 raise RuntimeError(f"phase '{phase.name}': {event.message}")
             sup.run_to(now + RETURN_SECONDS + 0.5)
         else:
-            sup.run_to(START)
+            sup.flowing(sup.run_to(START))
         for attempt in range(3):
             now = sup.now()
             if not phase.track:
@@ -381,7 +398,7 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             sup.push(0.0)
         sup.run_to(start + duration, report)
     finally:
-        stop_processes(processes)
+        stop_processes(sup.processes)
         sup.close()
     log, contact, truth, events = sup.log, sup.contact, sup.truth, sup.events
     stamps = np.array([entry[0] for entry in log]) - start

@@ -217,6 +217,9 @@ class DynamicsNode(Node):
                                           self.pub_external, self.pub_external_wrench,
                                           self.pub_contact), False)
         self._refreshed_at = -math.inf
+        self._simulated = False        # on /clock: subscriber counts read on every state (a
+        #                                paused simulation sends no more states to wait for)
+        self._command_sent = False     # the last command went to a subscriber
         self._system_time = False      # until _refresh has looked at the clock
 
         self.create_subscription(JointTrajectory, "~/desired_trajectory", self._on_trajectory, 10)
@@ -448,7 +451,8 @@ class DynamicsNode(Node):
             self.duplicates += 1      # a simulation sent this state again: answered already
             return
         started = time.perf_counter()
-        if self._handle_joint_state(msg, started):
+        self._command_sent = False
+        if self._handle_joint_state(msg, started) and self._command_sent:
             self._commanded_stamp = stamp
         self.callback_seconds.append(time.perf_counter() - started)
         if self.controller.observer_seconds:
@@ -572,9 +576,11 @@ class DynamicsNode(Node):
         take the processor from whoever waits for the command. Without a subscriber to Λ,
         /diagnostics computes its condition number itself. Subscriber counts are re-read
         every REFRESH seconds, not per message, and whenever the clock went back (simulated
-        time restarting), else they would stay as they were until it caught up again.
+        time restarting), else they would stay as they were until it caught up again; on
+        simulated time on every state (a simulation in lockstep that waits for the answer to
+        its last state sends no other to refresh them on).
         started: perf_counter at the callback's start (the command's time is timed from it)."""
-        if not 0.0 <= now - self._refreshed_at <= REFRESH:
+        if self._simulated or not 0.0 <= now - self._refreshed_at <= REFRESH:
             self._refresh(now)
         subscribed, index = self._subscribed, self.command_index
         command = cycle.command if index is None else cycle.command[index]
@@ -582,6 +588,7 @@ class DynamicsNode(Node):
             self.out_command.publish(self.pub_command, command)
         if subscribed[self.pub_command_state]:
             self.out_command_state.publish(self.pub_command_state, command, stamp)
+        self._command_sent = subscribed[self.pub_command] or subscribed[self.pub_command_state]
         self.command_seconds.append(time.perf_counter() - started)
         if subscribed[self.pub_gravity]:
             gravity, _ = clamp_effort(cycle.gravity, self.controller.settings.effort_bound)
@@ -670,6 +677,7 @@ class DynamicsNode(Node):
         outputs' subscriber counts and whether simulated time drives the clock."""
         self._subscribed = {pub: pub.get_subscription_count() > 0 for pub in self._subscribed}
         self._refreshed_at = now
+        self._simulated = self._simulated_time()
         clock = self.get_clock()
         self._system_time = (clock.clock_type != ClockType.STEADY_TIME
                              and not getattr(clock, "ros_time_is_active", False))

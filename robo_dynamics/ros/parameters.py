@@ -195,7 +195,9 @@ SIM_ARM = {
     "lockstep_supervised": Spec(False, BOOL, "With lockstep: simulated time never passes the "
                                 "latest time received on ~/run_until (rosgraph_msgs/Clock, "
                                 "reliable, transient local), 0 until one arrives: a supervisor "
-                                "(a test, the demo) acts on a paused simulation.", READ_ONLY),
+                                "(a test, the demo) acts on a paused simulation; ~/paused (the same type "
+                                "and QoS) says where it holds, its last state answered.",
+                                READ_ONLY),
     "friction": Spec(False, BOOL, "Apply joint friction: the URDF's <dynamics damping "
                      "friction>, or joint_damping / joint_friction when set.", READ_ONLY),
     "joint_damping": Spec(None, DOUBLES, "Viscous joint friction of the simulated arm "

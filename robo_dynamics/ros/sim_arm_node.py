@@ -25,7 +25,8 @@ one publish period once the command for the last joint_states has arrived (never
 it: after lockstep_timeout of wall time the same /clock and state go out again), at most
 lockstep_max_speed times as fast as real time, and goes out on /clock just before the
 state; nodes with use_sim_time run on it. With lockstep_supervised it also stops at the
-latest time received on ~/run_until, so that a supervisor acts on a paused simulation. The
+latest time received on ~/run_until and announces on ~/paused (the time of the state it
+holds at, once the command for it is in), so that a supervisor acts on a paused simulation. The
 loop then gives the same result on a fast, a slow or a loaded machine (the noise too: it
 comes from noise_seed), only sooner or later.
 """
@@ -100,13 +101,15 @@ class SimArmNode(Node):
         self.horizon = 0.0 if p["lockstep_supervised"] else np.inf   # [s] simulated
         self.last_out = None       # lockstep: (Clock, JointState) last published
         self.repeats = 0           # lockstep: states published again for want of a command
+        self.paused_at = None      # supervised: the simulated time ~/paused last announced
         if self.lockstep:
             self.epoch = 0
             self.pub_clock = self.create_publisher(Clock, "/clock", 10)
             if p["lockstep_supervised"]:
-                self.create_subscription(Clock, "~/run_until", self._on_run_until, QoSProfile(
-                    depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                    reliability=ReliabilityPolicy.RELIABLE))
+                latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                                     reliability=ReliabilityPolicy.RELIABLE)
+                self.create_subscription(Clock, "~/run_until", self._on_run_until, latched)
+                self.pub_paused = self.create_publisher(Clock, "~/paused", latched)
         self.create_timer(self.period, self._lockstep_tick if self.lockstep else self._tick)
         self.get_logger().info(
             f"simulating {model.name} on engine {p['engine']} ({model.dof} joints, "
@@ -219,10 +222,13 @@ class SimArmNode(Node):
                     f"{self.lockstep_timeout:g} s: published again ({self.repeats} so far)",
                     throttle_duration_sec=THROTTLE)
                 self._lockstep_send(*self.last_out)
-        elif (self.arm.t + self.period <= self.horizon + 1e-9
-              and now - self.advanced_at >= self.min_wall_period):
-            self.advanced_at = now
-            self._lockstep_publish(self._advance(self.steps_per_period))
+        elif self.arm.t + self.period <= self.horizon + 1e-9:
+            if now - self.advanced_at >= self.min_wall_period:
+                self.advanced_at = now
+                self._lockstep_publish(self._advance(self.steps_per_period))
+        elif self.paused_at != self.arm.t:    # at the horizon, the last state answered
+            self.paused_at = self.arm.t
+            self.pub_paused.publish(self.last_out[0])
 
     def _lockstep_publish(self, applied):
         """/clock, then the state of simulated time now (applied: the motor torques over the
