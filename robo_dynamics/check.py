@@ -126,9 +126,10 @@ def report(names, result, measured=None):
     if result.feasible:
         lines.append("within the limits at every sample")
     else:
-        v = result.violation
-        lines.append(f"BEYOND THE LIMITS: first at t = {v.time:.4f} s (sample {v.index}), "
-                     f"'{v.joint}' needs {v.effort:+.4g} against a limit of {v.limit:.4g}")
+        for v in result.violations:
+            lines.append(f"BEYOND THE {v.kind.upper()} LIMITS: first at t = {v.time:.4f} s "
+                         f"(sample {v.index}), '{v.joint}' {v.kind} {v.value:+.4g} against a "
+                         f"limit of {v.limit:.4g}")
     lines.append(f"time scale: {result.reason}")
     if residual is not None:
         lines.append("residual = τ_measured − τ_model (friction, payload and model error the "

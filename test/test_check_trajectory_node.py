@@ -38,15 +38,15 @@ def harness(ros):
     h.close()
 
 
-def swing(duration, scale=1.0):
+def swing(duration, scale=1.0, amplitude=0.8):
     """(waypoints, message): a sine swing of every joint through 21 points with positions,
     velocities and accelerations, timed duration × scale; the message names the joints in
     reverse order (the node maps them by name)."""
     t = np.linspace(0.0, duration, 21)
     w = 2.0 * np.pi / duration
-    q = Q0 + 0.8 * np.sin(w * t)[:, None] * SHAPE
-    qd = 0.8 * w * np.cos(w * t)[:, None] * SHAPE / scale
-    qdd = -0.8 * w * w * np.sin(w * t)[:, None] * SHAPE / scale ** 2
+    q = Q0 + amplitude * np.sin(w * t)[:, None] * SHAPE
+    qd = amplitude * w * np.cos(w * t)[:, None] * SHAPE / scale
+    qdd = -amplitude * w * w * np.sin(w * t)[:, None] * SHAPE / scale ** 2
     msg = JointTrajectory(joint_names=NAMES[::-1])
     for k in range(len(t)):
         nanoseconds = int(round(t[k] * scale * 1e9))
@@ -87,25 +87,49 @@ def test_peaks_equal_pinocchio_per_sample_and_the_message_says_within(harness):
 
 
 def test_too_fast_is_refused_and_slowed_by_the_time_scale_it_fits(harness):
-    _, fast = swing(0.4)
+    """A short fast swing (0.08 rad in 0.2 s: beyond the effort limits, within the velocity
+    limits)."""
+    _, fast = swing(0.2, amplitude=0.08)
     response = check(harness, fast)
     assert response.success and not response.feasible
     k = response.min_time_scale
     assert 1.0 < k < math.inf
     j = NAMES.index(response.violation_joint)
+    assert response.violation_kind == "effort"
     assert abs(response.violation_effort) > response.violation_limit == ROBOT.effort_limit[j]
     assert response.violation_time == pytest.approx(response.violation_index * PERIOD)
     assert response.violation_joint in response.message
     # re-timed by k (every time_from_start × k, sampled k times further apart): exactly at
     # the limit (up to the nanoseconds of time_from_start)
-    _, slowed = swing(0.4, scale=k)
+    _, slowed = swing(0.2, scale=k, amplitude=0.08)
     answer = harness.call(CheckTrajectory, "check_trajectory", CheckTrajectory.Request(
         trajectory=slowed, sample_period=PERIOD * k))
     assert answer.success
     assert max(answer.peak_ratio) == pytest.approx(1.0, abs=1e-9)
     assert answer.min_time_scale == pytest.approx(1.0, abs=1e-9)
-    _, faster = swing(0.4, scale=0.98 * k)
+    _, faster = swing(0.2, scale=0.98 * k, amplitude=0.08)
     assert not check(harness, faster).feasible
+
+
+def test_a_move_beyond_the_velocity_bound_is_named_with_the_time_scale_that_fits(harness):
+    """1.5 rad of wrist 1 in 0.4 s from rest to rest: a quintic, peak speed 15/8 × 1.5 / 0.4
+    = 7.03 rad/s against the URDF's 3.14 (the node's velocity bound at the default
+    velocity_limit_scale 1): refused, named, and slowed by exactly 7.03 / 3.14."""
+    start, end = Q0.copy(), Q0.copy()
+    end[3] += 1.5
+    msg = JointTrajectory(joint_names=NAMES)
+    for seconds, q in ((0, start), (0.4, end)):
+        msg.points.append(JointTrajectoryPoint(
+            positions=q.tolist(), velocities=[0.0] * 6, accelerations=[0.0] * 6,
+            time_from_start=Duration(sec=0, nanosec=int(seconds * 1e9))))
+    response = harness.call(CheckTrajectory, "check_trajectory", CheckTrajectory.Request(
+        trajectory=msg, sample_period=1e-4))
+    assert response.success and not response.feasible
+    assert response.violation_kind == "velocity" and response.violation_joint == NAMES[3]
+    assert response.violation_limit == pytest.approx(ROBOT.velocity_limit[3])
+    expected = 15.0 / 8.0 * 1.5 / 0.4 / ROBOT.velocity_limit[3]
+    assert response.min_time_scale == pytest.approx(expected, rel=1e-6)
+    assert "velocity of 'wrist_1_joint'" in response.message
 
 
 def test_a_payload_in_the_request_and_the_payload_in_use(harness):

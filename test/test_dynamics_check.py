@@ -274,7 +274,7 @@ def test_the_command_line_checks_a_yaml_trajectory_and_says_how_much_slower(tmp_
     path.write_text(yaml.safe_dump(document))
     status = check.main([str(path), "--urdf", URDF, "--margin", "0.5", "--quiet"])
     out = capsys.readouterr().out
-    assert status == 1 and "BEYOND THE LIMITS" in out and "slowed by" in out
+    assert status == 1 and "BEYOND THE EFFORT LIMITS" in out and "slowed by" in out
 
 
 @pytest.mark.parametrize("content, fragment", [

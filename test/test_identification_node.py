@@ -36,7 +36,8 @@ class ClosedLoop(Loop):
         """node_params: dynamics_node's parameters (e.g. a declared approximate payload)."""
         sim = SimArmNode(parameter_overrides=overrides({
             "robot_description_file": URDF, "initial_positions": Q0, "publish_rate": 500.0,
-            "lockstep": True, "lockstep_timeout": 1.0, "effort_noise": 0.5,
+            "lockstep": True, "lockstep_timeout": 1.0, "lockstep_max_speed": 0.0,
+            "effort_noise": 0.5,
             "payload_link": LINK, "payload_mass": sim_payload_mass, "payload_com": COM,
             "payload_inertia": INERTIA}),
             cli_args=["--ros-args", "-r", "effort_commands:=/dynamics_node/commands"])

@@ -233,3 +233,34 @@ def test_pose_recording_plans_rest_to_rest_moves_and_keeps_only_the_windows():
     np.testing.assert_allclose(run.pose_means()[:, 0], [13.0, 16.5], atol=0.01)
     with pytest.raises(ValueError, match="poses must be finite"):
         PoseRecording(CENTER, [CENTER * np.nan], 0.0)
+
+
+def test_an_inertia_the_motion_cannot_show_is_not_claimed(solver):
+    """A compact payload (principal moments 2–3·10⁻⁴ kg·m²) on a wrist that swings for 10 s,
+    q̈ from the recorded velocities, 0.5 N·m of noise: its inertia is within the noise. Over
+    20 recordings it is never reported identified unless within 30 % of the truth (before
+    each principal moment's own uncertainty decided, 8 of 40 such claims were more than 30 %
+    off); mass and centre of mass are found every time."""
+    from robo_dynamics.control.payload_identification import principal_moments
+    from robo_dynamics.algorithms.regressor import inertial_parameters
+    from robo_dynamics.control.state_derivatives import velocities_and_accelerations
+    mass, com, inertia = 1.0, np.array([0.0, 0.0, 0.05]), np.diag([3e-4, 3e-4, 2e-4])
+    truth = rd.make_solver(ROBOT.with_payload(LINK, mass, com, inertia), "pinocchio")
+    moments = principal_moments(inertial_parameters(mass, com, inertia))
+    rng = np.random.default_rng(11)
+    t = np.arange(0.0, 10.0, 1.0 / 500.0)[:, None]
+    claimed = 0
+    for _ in range(20):
+        w = 2 * np.pi * rng.uniform(0.3, 0.7, 6)
+        a = np.array([0.0, 0.0, 0.0, 0.5, 0.5, 0.0])
+        q, qd = CENTER + a * np.sin(w * t), a * w * np.cos(w * t)
+        tau = truth.inverse_dynamics_batch(q, qd, -a * w * w * np.sin(w * t))
+        qd, qdd = velocities_and_accelerations(t[:, 0], q, qd)
+        e = identify_payload(solver, LINK, q, qd, qdd, tau + rng.normal(0.0, NOISE, q.shape))
+        assert abs(e.mass - mass) <= 0.02 * mass and np.linalg.norm(e.com - com) <= 0.005
+        if e.inertia_identified:
+            claimed += 1
+            found = np.linalg.eigvalsh(e.inertia)
+            assert np.all(np.abs(found - moments) <= 0.3 * moments), (found, moments)
+        else:
+            assert "inertia not identified" in e.reason or "not physical" in e.reason

@@ -56,13 +56,16 @@ def test_torques_equal_pinocchio_per_sample(backend):
 
 def test_fast_motion_is_refused_and_the_time_scale_is_exact():
     """Slowed by the reported k, the re-timed trajectory (checked from scratch) peaks exactly
-    at a limit; slowed a little less, it exceeds one."""
-    solver = rd.make_solver(ROBOT, "pinocchio")
+    at a limit; slowed a little less, it exceeds one. (Efforts only: the arm here has no
+    velocity limits.)"""
+    import dataclasses
+    unlimited = dataclasses.replace(ROBOT, velocity_limit=np.full(ROBOT.dof, np.inf))
+    solver = rd.make_solver(unlimited, "pinocchio")
     fast = check_trajectory(solver, swing(0.4), ROBOT.effort_limit, sample_period=0.002)
     assert not fast.feasible and fast.violation is not None
     v = fast.violation
-    assert abs(v.effort) > v.limit and v.joint in ROBOT.joint_names
-    assert fast.efforts[v.index, ROBOT.joint_names.index(v.joint)] == v.effort
+    assert v.kind == "effort" and abs(v.value) > v.limit and v.joint in ROBOT.joint_names
+    assert fast.efforts[v.index, ROBOT.joint_names.index(v.joint)] == v.value
     assert not np.any(np.abs(fast.efforts[:v.index]) > fast.limits)   # it is the first
     k = fast.min_time_scale
     assert 1.0 < k < math.inf and fast.peak_ratio.max() > 1.0
@@ -109,3 +112,53 @@ def test_bad_arguments_are_refused_with_the_reason():
 def test_sample_times_end_at_the_duration():
     assert sample_times(1.0, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
     assert sample_times(1.1, 0.25).tolist()[-2:] == [1.0, 1.1]
+
+
+def test_a_move_too_fast_for_the_velocity_limits_is_named_and_its_time_scale_fits():
+    """1.5 rad on the wrist in 0.4 s, from rest to rest (a quintic: peak speed 15/8 × 1.5 /
+    0.4 = 7.03 rad/s, the URDF's limit 3.14): within the effort limits, beyond the velocity
+    limit. The check names it, and its time scale is the closed form 7.03 / 3.14; the same
+    path re-timed by that scale fits every limit, and 1 % faster does not."""
+    rest = np.zeros((2, 6))
+    start, end = Q0.copy(), Q0.copy()
+    end[3] += 1.5
+    solver = rd.make_solver(ROBOT, "rnea")
+
+    def move(seconds):
+        return Trajectory(0.0, [0.0, seconds], np.array([start, end]), rest, rest)
+    result = check_trajectory(solver, move(0.4), ROBOT.effort_limit, sample_period=1e-4)
+    assert not result.feasible
+    assert [v.kind for v in result.violations] == ["velocity"]
+    v = result.violation
+    assert v.kind == "velocity" and v.joint == ROBOT.joint_names[3]
+    assert v.limit == pytest.approx(ROBOT.velocity_limit[3])
+    expected = (15.0 / 8.0) * 1.5 / 0.4 / ROBOT.velocity_limit[3]
+    assert result.min_time_scale == pytest.approx(expected, rel=1e-6)
+    assert "velocity of 'wrist_1_joint'" in result.reason
+    k = result.min_time_scale
+    assert check_trajectory(solver, move(0.4 * k * (1 + 1e-9)), ROBOT.effort_limit,
+                            sample_period=1e-4).feasible
+    assert not check_trajectory(solver, move(0.4 * k * 0.99), ROBOT.effort_limit,
+                                sample_period=1e-4).feasible
+
+
+def test_acceleration_limits_scale_with_the_square_root_and_positions_at_no_speed():
+    rest = np.zeros((2, 6))
+    start, end = Q0.copy(), Q0.copy()
+    end[4] += 0.5
+    solver = rd.make_solver(ROBOT, "rnea")
+    move = Trajectory(0.0, [0.0, 2.0], np.array([start, end]), rest, rest)
+    # a quintic's peak acceleration: 10 / √3 × Δq / T²
+    peak = 10.0 / math.sqrt(3.0) * 0.5 / 4.0
+    limits = np.full(6, np.inf)
+    limits[4] = peak / 4.0
+    result = check_trajectory(solver, move, ROBOT.effort_limit, sample_period=1e-4,
+                              acceleration_limits=limits)
+    assert [v.kind for v in result.violations] == ["acceleration"]
+    assert result.min_time_scale == pytest.approx(2.0, rel=1e-4)
+    beyond = end.copy()
+    beyond[1] = ROBOT.upper[1] + 0.1
+    far = Trajectory(0.0, [0.0, 20.0], np.array([start, beyond]), rest, rest)
+    result = check_trajectory(solver, far, ROBOT.effort_limit, sample_period=1e-2)
+    assert result.violation.kind == "position" and math.isinf(result.min_time_scale)
+    assert "position limits at any speed" in result.reason

@@ -55,6 +55,10 @@ of mass only from PROVISIONAL_POSES poses on: from fewer, each joint's scatter r
 one residual and comes out small by chance, the deviations have Student's t tails, and a
 guess must not make the arm carry worse than no guess."""
 FULL = 10           # and the inertia
+INERTIA_RELATIVE_STD = 0.1
+"""The inertia is reported identified only when each of its principal moments has a standard
+deviation of at most this fraction of itself (and it is physical): a claim the data's own
+uncertainty supports (benchmarks/identification_claims.py measures how often it is wrong)."""
 REWEIGHTING_PASSES = 3   # fits that re-estimate each joint's error variance from its residuals
 
 PayloadEstimate = collections.namedtuple("PayloadEstimate", [
@@ -113,9 +117,12 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
     if count == FULL:
         mass, com, inertia = body_from_parameters(pi)
         problems = physical_problems(mass, inertia)
-        if problems:
+        doubt = None if problems else _doubtful_moments(pi, groups.covariance)
+        if problems or doubt:
             reasons.append(f"the fitted inertia is not physical ({'; '.join(problems)}): "
-                           "fitted mass and centre of mass only")
+                           "fitted mass and centre of mass only" if problems else
+                           f"inertia not identified: {doubt}; fitted mass and centre of mass "
+                           "only")
             count = STATIC
             condition = _condition(rows[:, :STATIC])
             pi, std = groups.fit(STATIC)
@@ -178,6 +185,32 @@ def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 
     return (float(mass), np.asarray(com_guess, dtype=float)) if mass > 0.0 else None
 
 
+def principal_moments(pi):
+    """The principal moments (3,) [kg·m²], ascending, of the inertia about the centre of mass
+    of the body with parameters π (10,)."""
+    return np.linalg.eigvalsh(body_from_parameters(pi)[2])
+
+
+def _doubtful_moments(pi, covariance):
+    """Why the inertia of π (10,) is not identified by data with parameter covariance
+    (10, 10): a principal moment whose standard deviation (first order, through the
+    eigenvalues) exceeds INERTIA_RELATIVE_STD of it; None when each is within."""
+    moments = principal_moments(pi)
+    step = 1e-6 * np.maximum(np.abs(pi), 1e-9)
+    jacobian = np.empty((3, 10))
+    for k in range(10):
+        up, down = pi.copy(), pi.copy()
+        up[k] += step[k]
+        down[k] -= step[k]
+        jacobian[:, k] = (principal_moments(up) - principal_moments(down)) / (2 * step[k])
+    sigma = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", jacobian, covariance, jacobian), 0.0))
+    if np.all(sigma <= INERTIA_RELATIVE_STD * moments):
+        return None
+    return (f"principal moments {np.array2string(moments, precision=3)} ± "
+            f"{np.array2string(sigma, precision=2)} kg·m², beyond "
+            f"{100 * INERTIA_RELATIVE_STD:g} % uncertain")
+
+
 def _check_mass(mass):
     """ValueError unless the fitted mass is positive."""
     if not mass > 0.0:
@@ -214,6 +247,8 @@ class _Groups:
 
     def __init__(self, Y, y, pose):
         n = y.shape[1]
+        self.in_time = pose is None        # one group per state, in time order
+        self.covariance = None             # of the last fit's parameters
         if pose is None:
             self.Y, self.y, self.floor = Y, y, np.zeros(n)
             return
@@ -248,19 +283,38 @@ class _Groups:
             left_out = (y - Y @ pi) / np.maximum(1.0 - leverage, 1e-3)
             variance = np.mean(left_out ** 2, axis=0)
             weight = 1.0 / np.sqrt(np.maximum(np.maximum(variance, self.floor), tiny))
-        return _least_squares((Y * weight[:, None]).reshape(rows, count),
-                              (y * weight).reshape(-1))
+        A = (Y * weight[:, None]).reshape(rows, count)
+        pi, covariance = _least_squares(A, (y * weight).reshape(-1))
+        if self.in_time:       # consecutive states' errors are not independent
+            covariance = covariance * _correlation_factor((y - Y @ pi) * weight)
+        self.covariance = covariance
+        return pi, np.sqrt(np.diag(covariance))
+
+
+def _correlation_factor(residuals):
+    """(1 + ρ) / (1 − ρ), ρ the lag-one autocorrelation of the residuals (N, n) of states in
+    time order, averaged over the joints (0 ≤ ρ ≤ 0.99): how many times the variance of a
+    mean of N AR(1) errors exceeds that of N independent ones (the effective number of
+    samples N (1 − ρ) / (1 + ρ))."""
+    r = residuals - residuals.mean(axis=0)
+    power = np.sum(r * r, axis=0)
+    lagged = np.sum(r[1:] * r[:-1], axis=0)
+    rho = float(np.mean(np.where(power > 0.0, lagged / np.where(power > 0.0, power, 1.0),
+                                 0.0))) if len(r) > 1 else 0.0
+    rho = min(max(rho, 0.0), 0.99)
+    return (1.0 + rho) / (1.0 - rho)
 
 
 def _least_squares(A, b):
-    """(x, standard deviations) of min ‖A x − b‖ (column-scaled for accuracy)."""
+    """(x, covariance) of min ‖A x − b‖ (column-scaled for accuracy; the covariance from the
+    residuals, σ̂² (AᵀA)⁻¹)."""
     norms = np.linalg.norm(A, axis=0)
     x_scaled, *_ = np.linalg.lstsq(A / norms, b, rcond=None)
     x = x_scaled / norms
     dof = max(1, A.shape[0] - A.shape[1])
     sigma2 = float(np.sum((b - A @ x) ** 2)) / dof
     covariance = sigma2 * np.linalg.inv((A / norms).T @ (A / norms)) / np.outer(norms, norms)
-    return x, np.sqrt(np.diag(covariance))
+    return x, covariance
 
 
 def static_poses(solver, link, center, spread, count, candidates=400, seed=0):

@@ -272,9 +272,10 @@ class Supervisor:
                 raise RuntimeError(f"phase '{self.phase.name}': "
                                    f"{what() if callable(what) else what}")
 
-    def run_to(self, t, progress=None):
+    def run_to(self, t, progress=None, recorded=True):
         """Let the loop run until simulated time t [s] (a multiple of the period) and the
-        node has answered the state of that time; in lockstep the simulation then waits."""
+        node has answered the state of that time; in lockstep the simulation then waits.
+        recorded: that state has reached this node too (not before found())."""
         from rosgraph_msgs.msg import Clock
         import rclpy.time
         t = round(t / self.period) * self.period
@@ -287,13 +288,22 @@ class Supervisor:
                 shown[0] = int(self.clock())
                 progress(shown[0])
             held = self.paused >= t - 1e-6 if self.lockstep else self.answered >= t - 1e-6
-            return held and self.log and self.log[-1][0] >= t - 1e-6
+            return held and (not recorded or self.log and self.log[-1][0] >= t - 1e-6)
         self.spin_until(reached, lambda: (
             f"the loop stalled before t = {t:.3f} s (the latest state "
             f"{self.log[-1][0] if self.log else None}, paused at {self.paused:.3f}, answered "
             f"{self.answered:.3f}, clock {self.clock():.3f})"),
             120.0 + 40.0 * max(t - self.clock(), 0.0))
         return t
+
+    def found(self):
+        """Hold the simulation at its first state until every topic this node records has
+        found its publisher (discovery, which a loaded machine slows down): the nodes'
+        outputs then reach it from the first states on."""
+        self.run_to(0.0, recorded=False)
+        self.spin_until(lambda: all(s.get_publisher_count() > 0
+                                    for s in self.node.subscriptions),
+                        "the nodes' topics were not found")
 
     def flowing(self, t):
         """Wait until the node's outputs for the state at t [s] have arrived: what the
@@ -354,6 +364,9 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
     identified = None
     try:
         sup.processes[:] = start_processes(urdf, phase, rate, engine, lockstep)
+        if lockstep:
+            sup.found()
+        began = time.monotonic()
         if phase.guess_kg is not None:
             # hold where the arm is from the first states (told a wrong payload, the arm
             # would drift under gravity compensation), then the node finds the payload
@@ -397,6 +410,7 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             sup.run_to(start + push_at + PUSH_SECONDS, report)
             sup.push(0.0)
         sup.run_to(start + duration, report)
+        wall = time.monotonic() - began
     finally:
         stop_processes(sup.processes)
         sup.close()
@@ -409,7 +423,8 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
                 "contact_threshold": contact[-1][3] if contact else None,
                 "truth_t": np.array([c[0] for c in truth]) - start,
                 "truth": np.array([c[1] for c in truth]), "push_at": push_at,
-                "identified": identified}
+                "identified": identified, "wall": wall,
+                "simulated": start + duration if lockstep else wall}
     return (stamps[keep], np.array([entry[1] for entry in log])[keep],
             np.array([entry[2] for entry in log])[keep],
             [(t - start, e) for t, e in events if e.kind not in ("started",)], observed)
@@ -687,6 +702,7 @@ def main(argv=None):
           + "; no obstacle")
     rclpy.init()
     records, results, failed, contacts, pushed = {}, {}, 0, {}, None
+    simulated = wall = 0.0         # s: simulated time and the wall time it took
     identified_result = None
     try:
         for phase in PHASES:
@@ -695,6 +711,8 @@ def main(argv=None):
                 phase, urdf, args.rate, args.duration,
                 lambda text: print(text, end="\r", flush=True), args.engine,
                 not args.free_running)
+            simulated += observed["simulated"]
+            wall += observed["wall"]
             print()
             for at, event in events:
                 print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
@@ -719,6 +737,8 @@ def main(argv=None):
     finally:
         rclpy.try_shutdown()
     print_table(results)
+    print(f"\nreal-time factor {simulated / wall:.2f}: {simulated:.1f} s simulated in "
+          f"{wall:.1f} s of wall time (the loop's, start-up and plots apart)")
     drift = results[PHASES[0].name]["final"].max()
     print(f"\ngravity compensation: drift after {results[PHASES[0].name]['span']:.1f} s = "
           f"{drift:.2e} rad (max over joints)")

@@ -1075,6 +1075,7 @@ class DynamicsNode(Node):
             if self.controller is None:
                 raise ValueError("no robot description yet")
             payloads, names = dict(self.payloads), self.model.joint_names
+            velocity_bound = self.controller.settings.velocity_bound
         margin = request.effort_margin or 1.0
         period = request.sample_period or DEFAULT_SAMPLE_PERIOD
         if request.payload_link:
@@ -1086,22 +1087,22 @@ class DynamicsNode(Node):
         trajectory = conversions.trajectory_from_msg(request.trajectory, names, 0.0)
         result = self._background.submit(
             check_trajectory, self._checking_solver(payloads), trajectory,
-            self.urdf_model.effort_limit, period, margin, MAX_CHECK_SAMPLES).result()
+            self.urdf_model.effort_limit, period, margin, MAX_CHECK_SAMPLES, None,
+            velocity_bound).result()
         response.feasible = result.feasible
         if result.violation is not None:
             v = result.violation
             response.violation_index, response.violation_time = v.index, v.time
-            response.violation_joint, response.violation_effort = v.joint, v.effort
-            response.violation_limit = v.limit
+            response.violation_joint, response.violation_effort = v.joint, v.value
+            response.violation_limit, response.violation_kind = v.limit, v.kind
         response.joint_names = list(names)
         response.peak_effort = result.peak_effort.tolist()
         response.peak_ratio = result.peak_ratio.tolist()
         response.min_time_scale = result.min_time_scale
         response.samples = len(result.times)
-        verdict = ("within the limits" if result.feasible else
-                   f"beyond the limits: first '{result.violation.joint}' at t = "
-                   f"{result.violation.time:.4f} s")
-        return f"{verdict}; time scale: {result.reason}"
+        if result.feasible:
+            return f"within the limits; time scale: {result.reason}"
+        return f"beyond the limits: {result.reason}"
 
     def _checking_solver(self, payloads):
         """The rnea solver of ~/check_trajectory for `payloads`, built once per payload set
