@@ -1,6 +1,6 @@
 """The README's main command, shortened: eight phases run on the MuJoCo plant, each meets
-its verdict (the exit status), the table and the plots appear, and no process it started is
-left behind."""
+its verdict (the exit status), the table and the plots appear, no process it started is
+left behind, and pinned to one core it prints the same figures."""
 
 import contextlib
 import ctypes
@@ -10,6 +10,8 @@ import re
 import signal
 import subprocess
 import sys
+
+import pytest
 
 from conftest import REPO
 
@@ -39,25 +41,58 @@ def adopting_orphans():
         libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
-def test_demo_runs_the_closed_loop(tmp_path):
-    plot, out_file, err_file = tmp_path / "loop.png", tmp_path / "out", tmp_path / "err"
+def run_demo(folder, one_core=False):
+    """(return code, stdout, stderr, plot path, processes left behind) of the demo, shortened
+    (1.5 s per phase); one_core: it and every process it starts pinned to one core."""
+    folder.mkdir(parents=True, exist_ok=True)
+    plot, out_file, err_file = folder / "loop.png", folder / "out", folder / "err"
     before = children_of(os.getpid())
+    pin = (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) if one_core \
+        else None
     # output to files, not pipes: a node left behind would hold a pipe open
     with adopting_orphans(), out_file.open("w") as out, err_file.open("w") as err:
         try:
             returncode = subprocess.run(
                 [sys.executable, "-m", "robo_dynamics.ros.demo", "--duration", "1.5",
                  "--rate", "500", "--output", str(plot)], cwd=REPO, stdout=out, stderr=err,
-                timeout=900).returncode       # lockstep: a loaded machine only takes longer
-        finally:
+                preexec_fn=pin, timeout=900).returncode   # lockstep: a loaded machine only
+        finally:                                           # takes longer
             # the demo's nodes, had it left any behind, are now our children
             leftover = children_of(os.getpid()) - before
             for pid in leftover:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
+    return returncode, out_file.read_text(), err_file.read_text(), plot, leftover
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return run_demo(tmp_path_factory.mktemp("demo"))
+
+
+def figures(stdout):
+    """What the demo prints, without what depends on the wall clock or the run (progress
+    lines, log lines with their wall-clock stamps, the ROS domain, paths, the speed)."""
+    lines = stdout.replace("\r", "\n").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("[")
+            and not re.search(r"/\d+ s|identifying the payload|ROS domain|plot:|real-time",
+                              line)]
+
+
+def test_the_demo_prints_the_same_figures_pinned_to_one_core(demo, tmp_path):
+    """Lockstep on simulated time: the same phases pinned to one core, where the three
+    processes take turns, give every verdict, event time and table entry digit for digit."""
+    returncode, stdout, stderr, _, _ = run_demo(tmp_path, one_core=True)
+    assert returncode == demo[0] == 0, stderr[-2000:]
+    reference, pinned = figures(demo[1]), figures(stdout)
+    assert len(reference) > 80
+    assert pinned == reference
+
+
+def test_demo_runs_the_closed_loop(demo):
+    returncode, stdout, stderr, plot, leftover = demo
     assert not leftover, f"the demo left processes behind: {leftover}"
-    stdout, stderr = out_file.read_text(), err_file.read_text()
     out = stdout
     verdicts = [line for line in out.splitlines() if line.startswith("  verdict:")]
     assert returncode == 0, "\n".join(verdicts) + "\n" + stderr[-2000:]
@@ -87,6 +122,7 @@ def test_demo_runs_the_closed_loop(tmp_path):
     assert external.is_file() and external.stat().st_size > 10_000
     assert "safe hold: joint" in out                 # the unknown payload's event, printed
     assert "loopback only" in out and plot.is_file() and plot.stat().st_size > 10_000
+    assert re.search(r"real-time factor [\d.]+: ", out)
     rows = [line for line in out.splitlines() if line.rstrip().endswith("%")]
     assert len(rows) == 48                     # 8 phases × 6 joints
     # the summary's drift is the largest final error of the gravity-compensation phase in

@@ -128,7 +128,11 @@ def test_recording_while_the_arm_moves_under_a_trajectory_of_ones_own():
         assert result.samples >= 10 * 500 - 10
         assert abs(result.payload.m - MASS) <= 0.02 * MASS
         com = [result.payload.com.x, result.payload.com.y, result.payload.com.z]
-        assert np.linalg.norm(np.subtract(com, COM)) <= 0.005, com
+        std = [result.com_std.x, result.com_std.y, result.com_std.z]
+        # from motion the centre of mass comes with the inertia's torques fitted (a point
+        # mass in their place biases it): within 3 of its own standard deviations
+        assert np.all(np.abs(np.subtract(com, COM)) <= 3 * np.array(std)), (com, std)
+        assert np.linalg.norm(np.subtract(com, COM)) <= 0.015, com
         if result.inertia_identified:
             diagonal = [result.payload.ixx, result.payload.iyy, result.payload.izz]
             np.testing.assert_allclose(diagonal, np.array(INERTIA)[[0, 3, 5]], rtol=0.2)
@@ -158,5 +162,42 @@ def test_refusals_and_cancel_leave_the_arm_holding():
         assert controller.mode == "tracking" and controller.motion.__class__.__name__ == \
             "SetPoint"
         assert loop.node.controller.motion.velocities.tolist() == [0.0] * 6
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("guess", [0.7, 1.3])
+def test_a_payload_told_30_percent_off_is_found_within_half_the_velocity_bound(guess):
+    """The node is told 0.7 or 1.3 kg for the 1 kg payload. Held where it is (a set-point,
+    as a supervisor does), it is asked to find the payload at poses it chooses: every joint
+    stays within half its velocity bound the whole time (the moves are planned so, and the
+    provisional payloads between the poses never push a joint beyond), no safe hold, and
+    the mass found is the truth's within 2 %."""
+    from sensor_msgs.msg import JointState
+    loop = ClosedLoop(payload_link=LINK, payload_mass=guess)
+    try:
+        bound = loop.node.controller.settings.velocity_bound
+        speeds, events = [], []
+        loop.client_node.create_subscription(
+            JointState, "/joint_states",
+            lambda m: speeds.append(np.abs(np.array(m.velocity)) / bound), 1000)
+        from robo_dynamics_interfaces.msg import ControllerEvent
+        loop.client_node.create_subscription(
+            ControllerEvent, "/dynamics_node/events", events.append,
+            QoSProfile(depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        hold = loop.client_node.create_publisher(JointState, "/dynamics_node/desired_state", 10)
+        assert loop.spin_until(lambda: hold.get_subscription_count() > 0)
+        hold.publish(JointState(name=list(loop.node.model.joint_names),
+                                position=loop.node.controller.merger.q.tolist()))
+        assert loop.spin_until(lambda: loop.node.controller.mode == "tracking")
+        speeds.clear()
+        status, result = loop.run(link=LINK, pose_count=4, move_time=2.0, settle_time=0.5,
+                                  record_time=1.0, apply=True)
+        assert result.success, result.message
+        assert abs(result.payload.m - MASS) <= 0.02 * MASS, result.payload.m
+        assert len(speeds) > 4 * 3.5 * 500 * 0.9
+        peak = np.max(speeds, axis=0)
+        assert np.all(peak <= 0.5), peak
+        assert not any(e.kind in ("safe_hold", "hold_failed") for e in events)
     finally:
         loop.close()

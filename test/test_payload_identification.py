@@ -235,16 +235,20 @@ def test_pose_recording_plans_rest_to_rest_moves_and_keeps_only_the_windows():
         PoseRecording(CENTER, [CENTER * np.nan], 0.0)
 
 
-def test_an_inertia_the_motion_cannot_show_is_not_claimed(solver):
-    """A compact payload (principal moments 2–3·10⁻⁴ kg·m²) on a wrist that swings for 10 s,
-    q̈ from the recorded velocities, 0.5 N·m of noise: its inertia is within the noise. Over
-    20 recordings it is never reported identified unless within 30 % of the truth (before
-    each principal moment's own uncertainty decided, 8 of 40 such claims were more than 30 %
-    off); mass and centre of mass are found every time."""
+@pytest.mark.parametrize("inertia", [np.diag([3e-4, 3e-4, 2e-4]), INERTIA],
+                         ids=["compact", "extended"])
+def test_what_a_swinging_wrist_cannot_show_is_not_claimed(solver, inertia):
+    """A 1 kg payload, compact (principal moments 2–3·10⁻⁴ kg·m², within the noise) or not
+    (3–5·10⁻³), on a wrist that swings for 10 s, q̈ from the recorded velocities, 0.5 N·m of
+    noise. Over 20 recordings the inertia is never reported identified unless within 30 % of
+    the truth (before each principal moment's own uncertainty decided, 8 of 40 such claims
+    were more than 30 % off); the mass is found every time, and the centre of mass within
+    3 of its standard deviations (a point mass fitted in the payload's place put it 5 of
+    them off)."""
     from robo_dynamics.control.payload_identification import principal_moments
     from robo_dynamics.algorithms.regressor import inertial_parameters
     from robo_dynamics.control.state_derivatives import velocities_and_accelerations
-    mass, com, inertia = 1.0, np.array([0.0, 0.0, 0.05]), np.diag([3e-4, 3e-4, 2e-4])
+    mass, com = 1.0, np.array([0.0, 0.0, 0.05])
     truth = rd.make_solver(ROBOT.with_payload(LINK, mass, com, inertia), "pinocchio")
     moments = principal_moments(inertial_parameters(mass, com, inertia))
     rng = np.random.default_rng(11)
@@ -257,7 +261,8 @@ def test_an_inertia_the_motion_cannot_show_is_not_claimed(solver):
         tau = truth.inverse_dynamics_batch(q, qd, -a * w * w * np.sin(w * t))
         qd, qdd = velocities_and_accelerations(t[:, 0], q, qd)
         e = identify_payload(solver, LINK, q, qd, qdd, tau + rng.normal(0.0, NOISE, q.shape))
-        assert abs(e.mass - mass) <= 0.02 * mass and np.linalg.norm(e.com - com) <= 0.005
+        assert abs(e.mass - mass) <= 0.02 * mass
+        assert np.all(np.abs(e.com - com) <= 3 * e.com_std), (e.com - com, e.com_std)
         if e.inertia_identified:
             claimed += 1
             found = np.linalg.eigvalsh(e.inertia)

@@ -46,7 +46,6 @@ import time
 import traceback
 
 import numpy as np
-from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
@@ -55,6 +54,7 @@ from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header, String
 from std_srvs.srv import Trigger
@@ -1326,8 +1326,7 @@ class DynamicsNode(Node):
 
     def _stamp_now(self):
         """The node's clock (_now) as a builtin_interfaces/Time."""
-        nanoseconds = round(self._now() * 1e9)
-        return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+        return Time(nanoseconds=round(self._now() * 1e9)).to_msg()
 
     def _now(self):
         """The node's clock in seconds. Without simulated time that is the system clock
