@@ -6,7 +6,9 @@ services, timers, three subscriptions, QoS-event handlers), a cost per joint sta
 what any rclpy node pays (BENCHMARKS.md, "Design measurements"). Here the joint_states
 subscription lives on a helper node that has nothing else (`<node>_joint_states`, same
 namespace, no parameters, no services), spun in a daemon thread; the main node's executor
-serves everything else. The owner serialises the two threads' callbacks with a lock.
+serves everything else. The owner serialises the two threads' callbacks with a lock. With
+use_sim_time the owner's clock follows the /clock this thread takes (follow_clock_here): the
+main executor is not woken by every simulated step.
 
 The helper subscribes to the name the main node resolves (its remappings included) and
 ignores the global command-line arguments, so nothing is remapped twice. It takes the owner's
@@ -52,8 +54,11 @@ class JointStateThread(HelperNode):
     scheduler. `clock`: the helper node's clock (the owner's time source)."""
 
     def __init__(self, owner, msg_type, topic, callback, qos, priority=0):
-        super().__init__(owner, "joint_states", owner.get_parameter("use_sim_time").value)
+        simulated = owner.get_parameter("use_sim_time").value
+        super().__init__(owner, "joint_states", simulated)
         self.clock = self.node.get_clock()
+        if simulated:
+            follow_clock_here(owner, self.node)
         self.topic = owner.resolve_topic_name(topic)
         self.subscription = self.node.create_subscription(msg_type, self.topic, callback, qos)
         self.priority, self.logger = priority, owner.get_logger()
@@ -91,6 +96,16 @@ class JointStateThread(HelperNode):
         self.logger.info(f"joint_states thread: SCHED_FIFO priority {self.priority}")
         self.fifo = True
         return f"SCHED_FIFO {self.priority}"
+
+
+def follow_clock_here(owner, helper):
+    """Drive the owner's clock from the helper's /clock subscription, and drop the owner's:
+    /clock comes with every simulated state, and on the owner's executor each message woke
+    the main thread (a third of a core in the lockstep demo, holding the interpreter lock
+    the joint-state thread waits for). rclpy keeps a node's time source in `_time_source`
+    (rclpy/node.py) and has no public way to share one."""
+    owner._time_source.detach_node()
+    helper._time_source.attach_clock(owner.get_clock())
 
 
 def use_fifo(priority):

@@ -110,7 +110,11 @@ class SimArmNode(Node):
                                      reliability=ReliabilityPolicy.RELIABLE)
                 self.create_subscription(Clock, "~/run_until", self._on_run_until, latched)
                 self.pub_paused = self.create_publisher(Clock, "~/paused", latched)
-        self.create_timer(self.period, self._lockstep_tick if self.lockstep else self._tick)
+        # lockstep as fast as the loop goes: a command or ~/run_until advances the time, the
+        # timer only starts the loop and sends a state again when no command came
+        tick = (self.period if not self.lockstep or self.min_wall_period > 0.0
+                else min(self.period * 10, self.lockstep_timeout / 4))
+        self.create_timer(tick, self._lockstep_tick if self.lockstep else self._tick)
         self.get_logger().info(
             f"simulating {model.name} on engine {p['engine']} ({model.dof} joints, "
             f"{p['integrator']}, h = "
