@@ -179,13 +179,20 @@ def test_public_api_as_documented():
                                atol=1e-12 * np.abs(expected).max())
 
 
+# rclpy's, not ours: a node's time source has no public accessor, and the joint-state thread
+# must drive the node's clock from its own /clock subscription (joint_state_thread.py)
+RCLPY_PRIVATE = {("ros/joint_state_thread.py", "_time_source")}
+
+
 def test_no_module_reaches_into_another_objects_private_members():
     """`x._name` only on self or cls: the layers talk through public interfaces (the hot
     path through the solvers' documented unchecked fast path)."""
     for path in PACKAGE_DIR.rglob("*.py"):
+        where = str(path.relative_to(PACKAGE_DIR))
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
-                    and not node.attr.startswith("__")):
+                    and not node.attr.startswith("__")
+                    and (where, node.attr) not in RCLPY_PRIVATE):
                 owner = node.value
                 assert isinstance(owner, ast.Name) and owner.id in ("self", "cls"), (
                     f"{path.relative_to(PACKAGE_DIR)}:{node.lineno}: {ast.unparse(node)}")
