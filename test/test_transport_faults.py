@@ -214,9 +214,13 @@ def test_sigkilled_publisher_stops_commands_within_the_stale_timeout_and_resumes
     recorder.wait_commands(200, node)
     seen_b = lambda: sum(names == tuple(b_names) for _, names in recorder.joint_states)  # noqa
     recorder.wait(lambda: seen_b() >= 50, "the recorder to see B's joint states", node)
+    # (a loaded machine may starve A for longer than the stale timeout before this: the
+    # events of B's death are the ones after it)
+    killed_at = len(recorder.events)
     b.kill()                                                 # SIGKILL: no goodbye
     b.wait()
-    recorder.wait(lambda: recorder.event_index("stale") is not None, "the stale event", node)
+    recorder.wait(lambda: recorder.event_index("stale", killed_at) is not None,
+                  "the stale event", node)
     stale_at = len(recorder.joint_states)
     recorder.wait(lambda: len(recorder.joint_states) >= stale_at + 100,
                   "100 more joint states of A (0.4 s)", node)
@@ -225,7 +229,8 @@ def test_sigkilled_publisher_stops_commands_within_the_stale_timeout_and_resumes
     after_a = max(t for t, names in recorder.joint_states if names == tuple(a_names))
     assert last_command - last_b <= STALE + 0.05        # stopped within the stale timeout
     assert after_a - last_command > 0.2                 # and A's states still came, unanswered
-    event = recorder.events[recorder.event_index("stale")]
+    stale = recorder.event_index("stale", killed_at)
+    event = recorder.events[stale]
     assert "shoulder_lift_joint" in event.message and "elbow_joint" in event.message
     stopped = len(recorder.commands)
 
@@ -235,8 +240,8 @@ def test_sigkilled_publisher_stops_commands_within_the_stale_timeout_and_resumes
     g_old, g_new = REF.gravity(Q0), REF.gravity(q_new)
     assert np.max(np.abs(g_new - g_old)) > 3 * MAX_STEP
     processes.good(b_names, q_new[[1, 2]], rate=250.0)
-    recorder.wait(lambda: recorder.event_index("resumed") is not None, "the resumed event",
-                  node)
+    recorder.wait(lambda: recorder.event_index("resumed", stale) is not None,
+                  "the resumed event", node)
     recorder.wait_commands(300, node)
     largest = assert_safe(recorder.commands)
     assert rel(recorder.commands[stopped][1], g_old) <= 1e-9    # ramp starts at the last command

@@ -50,7 +50,7 @@ class HelperNode:
         """Stop the thread and destroy the helper node (idempotent)."""
         if self.node is None:
             return
-        self.executor.shutdown()
-        self.thread.join(timeout=2.0)
+        self.executor.shutdown(timeout_sec=2.0)    # a callback that does not return must
+        self.thread.join(timeout=2.0)              # not keep the process from exiting
         self.node.destroy_node()
         self.node = None
