@@ -1206,6 +1206,8 @@ class DynamicsNode(Node):
         tracking errors."""
         change = None
         try:
+            if not run.samples:              # nothing recorded yet (the states stopped)
+                return
             q, qd, tau, index = run.arrays()
             mine = index <= pose
             guess = provisional_payload(fit_solver, goal.link, q[mine], qd[mine],
