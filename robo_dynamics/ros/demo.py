@@ -261,10 +261,6 @@ class Supervisor:
     def _on_answer(self, msg):
         self.answered = max(self.answered, _stamp(msg))
 
-    def clock(self):
-        """The simulation's time [s]: the stamp of the latest state (0 before one)."""
-        return self.log[-1][0] if self.log else 0.0
-
     def spin_until(self, condition, what, seconds=120.0):
         deadline = time.monotonic() + seconds
         while not condition():
@@ -286,16 +282,15 @@ class Supervisor:
         shown = [-1]
 
         def reached():
-            if progress is not None and int(self.clock()) != shown[0]:
-                shown[0] = int(self.clock())
+            if progress is not None and int(self.now()) != shown[0]:
+                shown[0] = int(self.now())
                 progress(shown[0])
             held = self.paused >= t - 1e-6 if self.lockstep else self.answered >= t - 1e-6
-            return held and (not recorded or self.log and self.log[-1][0] >= t - 1e-6)
+            return held and (not recorded or self.now() >= t - 1e-6)
         self.spin_until(reached, lambda: (
-            f"the loop stalled before t = {t:.3f} s (the latest state "
-            f"{self.log[-1][0] if self.log else None}, paused at {self.paused:.3f}, answered "
-            f"{self.answered:.3f}, clock {self.clock():.3f})"),
-            120.0 + 40.0 * max(t - self.clock(), 0.0))
+            f"the loop stalled before t = {t:.3f} s (the latest state at {self.now():.3f}, "
+            f"paused at {self.paused:.3f}, answered {self.answered:.3f})"),
+            120.0 + 40.0 * max(t - self.now(), 0.0))
         return t
 
     def found(self):
@@ -316,8 +311,9 @@ class Supervisor:
                         f"not complete within {t:g} s of simulated time)", 30.0)
 
     def now(self):
-        """The time of the latest state [s]: where the paused simulation stands."""
-        return self.log[-1][0]
+        """The simulation's time [s]: the stamp of the latest state (where a paused
+        simulation stands; 0 before one)."""
+        return self.log[-1][0] if self.log else 0.0
 
     def measured(self):
         return self.log[-1][1]

@@ -217,8 +217,6 @@ class DynamicsNode(Node):
                                           self.pub_external, self.pub_external_wrench,
                                           self.pub_contact), False)
         self._refreshed_at = -math.inf
-        self._simulated = False        # on /clock: subscriber counts read on every state (a
-        #                                paused simulation sends no more states to wait for)
         self._command_sent = False     # the last command went to a subscriber
         self._system_time = False      # until _refresh has looked at the clock
 
@@ -447,7 +445,7 @@ class DynamicsNode(Node):
         if self.controller is None:
             return
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        if stamp and stamp == self._commanded_stamp and self._simulated_time():
+        if stamp and stamp == self._commanded_stamp and not self._system_time:
             self.duplicates += 1      # a simulation sent this state again: answered already
             return
         started = time.perf_counter()
@@ -580,7 +578,7 @@ class DynamicsNode(Node):
         simulated time on every state (a simulation in lockstep that waits for the answer to
         its last state sends no other to refresh them on).
         started: perf_counter at the callback's start (the command's time is timed from it)."""
-        if self._simulated or not 0.0 <= now - self._refreshed_at <= REFRESH:
+        if not self._system_time or not 0.0 <= now - self._refreshed_at <= REFRESH:
             self._refresh(now)
         subscribed, index = self._subscribed, self.command_index
         command = cycle.command if index is None else cycle.command[index]
@@ -677,7 +675,6 @@ class DynamicsNode(Node):
         outputs' subscriber counts and whether simulated time drives the clock."""
         self._subscribed = {pub: pub.get_subscription_count() > 0 for pub in self._subscribed}
         self._refreshed_at = now
-        self._simulated = self._simulated_time()
         clock = self.get_clock()
         self._system_time = (clock.clock_type != ClockType.STEADY_TIME
                              and not getattr(clock, "ros_time_is_active", False))
@@ -1176,7 +1173,7 @@ class DynamicsNode(Node):
     def _schedule_changes(self, run, refinements):
         """The model changes of an identification, each MODEL_CHANGE_DELAY after the data it
         rests on: a provisional payload after each recorded pose but the last (`refinements`:
-        their window ends), then the result: (list of Futures, the result's Future)."""
+        their window ends), then the result: (list of ScheduledChange, the result's)."""
         return ([self.schedule_model_change(end + MODEL_CHANGE_DELAY) for end in refinements],
                 self.schedule_model_change(run.end + MODEL_CHANGE_DELAY))
 

@@ -165,27 +165,24 @@ class SimArmNode(Node):
     def _on_wrench(self, msg):
         f, m = msg.wrench.force, msg.wrench.torque
         try:
-            self.arm.set_external_wrench(msg.header.frame_id, [f.x, f.y, f.z],
-                                         [m.x, m.y, m.z])
+            torque = self.arm.set_external_wrench(msg.header.frame_id, [f.x, f.y, f.z],
+                                                  [m.x, m.y, m.z])
         except ValueError as exc:
             self.rejected += 1
             self.get_logger().warning(f"external wrench rejected ({self.rejected} so far): "
                                       f"{exc}", throttle_duration_sec=THROTTLE)
             return
         if self.epoch is not None:     # at once: what acts from now (and a receipt for
-            self._publish_applied_wrench()          # whoever waits for the push to land)
+            self._publish_applied_wrench(torque)    # whoever waits for the push to land)
         self.get_logger().info(
             f"external wrench on '{msg.header.frame_id}': force {[f.x, f.y, f.z]} N, torque "
             f"{[m.x, m.y, m.z]} N·m" if self.arm.wrench is not None else "external wrench "
             "removed")
 
-    def _publish_applied_wrench(self):
-        """~/external_joint_torques at the state now: the joint torques of the wrench that
-        acts from now on (zeros: none), stamped with the state's time."""
-        wrench = self.arm.wrench
-        torque = (np.zeros(self.model.dof) if wrench is None
-                  else self.arm.plant.external_joint_torque(self.arm.q, *wrench))
-        truth = JointState(name=self.names, effort=np.asarray(torque, dtype=float).tolist())
+    def _publish_applied_wrench(self, torque):
+        """~/external_joint_torques at the state now: `torque`, the joint torques of the
+        wrench that acts from now on (zeros: none), stamped with the state's time."""
+        truth = JointState(name=self.names, effort=torque.tolist())
         truth.header.stamp = self._stamp(self.get_clock().clock_type)
         self.pub_external.publish(truth)
         self.pushing = True

@@ -88,14 +88,16 @@ class SimulatedArm:
 
     def set_external_wrench(self, link, force, torque):
         """Apply force [N] and torque [N·m] to `link` at its origin, in its axes, from now
-        until changed (a push); force and torque zero remove it. ValueError for a link the
-        plant does not have."""
+        until changed (a push); force and torque zero remove it. Returns its joint torques
+        at the state now (n,). ValueError for a link the plant does not have."""
         force, torque = (np.asarray(x, dtype=float) for x in (force, torque))
         if force.shape != (3,) or torque.shape != (3,) or not (
                 np.all(np.isfinite(force)) and np.all(np.isfinite(torque))):
             raise ValueError("an external wrench needs a finite force and torque (3 each)")
-        self.plant.external_joint_torque(self.q, link, force, torque)   # checks the link
+        # the plant checks the link as it computes the joint torques
+        joint_torque = self.plant.external_joint_torque(self.q, link, force, torque)
         self.wrench = (link, force, torque) if (force.any() or torque.any()) else None
+        return np.asarray(joint_torque, dtype=float)
 
     def set_command(self, tau):
         """Hold joint torques tau (n,) [N·m or N], model order, from now on."""
