@@ -234,3 +234,72 @@ def test_cross_check_refuses_a_state_it_cannot_evaluate(solvers):
         rd.cross_check(ours, ref, bad_q, qd, qdd)
     with pytest.raises(ArgumentError, match=f"qdd: expected {n}, got {n + 1}"):
         rd.cross_check(ours, ref, q, qd, np.zeros(n + 1))
+
+
+def test_pinocchio_backend_matrices_are_exactly_symmetric(solvers):
+    """M, M⁻¹ and the M blocks of the derivatives are symmetric to the last bit: the backend
+    takes Pinocchio's matrices as they come (Pinocchio 4 fills both triangles)."""
+    _, ref = solvers
+    for q, qd, qdd in zip(*random_states(ref.model, 20, seed=15)):
+        tau = ref.inverse_dynamics(q, qd, qdd)
+        for M in (ref.mass_matrix(q), ref.mass_matrix_inverse(q),
+                  ref.rnea_derivatives(q, qd, qdd)[2],
+                  ref.forward_dynamics_derivatives(q, qd, tau)[2]):
+            np.testing.assert_array_equal(M, M.T)
+        np.testing.assert_allclose(ref.mass_matrix(q) @ ref.mass_matrix_inverse(q),
+                                   np.eye(len(q)), atol=1e-9)
+
+
+PUBLIC_CALLS = {   # method: the state arguments it takes, in order
+    "inverse_dynamics": ("q", "qd", "qdd"), "gravity": ("q",), "bias": ("q", "qd"),
+    "mass_matrix": ("q",), "mass_matrix_inverse": ("q",), "coriolis_matrix": ("q", "qd"),
+    "momentum_terms": ("q", "qd"), "forward_dynamics": ("q", "qd", "tau"),
+    "rnea_derivatives": ("q", "qd", "qdd"), "jacobian": ("q",), "jacobian_dot_qd": ("q", "qd"),
+    "tip_pose": ("q",), "operational_space_inertia": ("q",),
+}
+
+
+@pytest.mark.parametrize("backend", [0, 1], ids=["rnea", "pinocchio"])
+def test_public_calls_check_each_argument_and_accept_any_array_like(solvers, backend):
+    """Every argument of every public call: a NaN, an infinity or a wrong length is an
+    ArgumentError naming it; a list, an int array, a float32 array or a strided view give
+    the same numbers as the float64 array (to rounding: Pinocchio may vectorise a strided
+    copy differently)."""
+    from robo_dynamics.errors import ArgumentError
+    solver = solvers[backend]
+    n = solver.model.dof
+    state = random_states(solver.model, 1, seed=16)
+    state = {"q": state[0][0], "qd": state[1][0], "qdd": state[2][0], "tau": 5 * state[2][0]}
+    for method, names in PUBLIC_CALLS.items():
+        call = getattr(solver, method)
+        expected = call(*(state[name] for name in names))
+        for index, name in enumerate(names):
+            for bad in (np.nan, np.inf, -np.inf):
+                args = [state[other].copy() for other in names]
+                args[index][n // 2] = bad
+                with pytest.raises(ArgumentError, match=f"^{name} has non-finite"):
+                    call(*args)
+            args = [state[other] for other in names]
+            args[index] = np.zeros(n + 1)
+            with pytest.raises(ArgumentError, match=f"{name}: expected {n}, got {n + 1}"):
+                call(*args)
+            single = state[name].astype(np.float32)
+            for like, same in ((state[name].tolist(), state[name]),
+                               (np.repeat(state[name], 2)[::2], state[name]),
+                               (single, single.astype(float))):
+                args = [state[other] for other in names]
+                args[index] = same
+                reference = _flat(call(*args))
+                args[index] = like
+                np.testing.assert_allclose(_flat(call(*args)), reference, rtol=0,
+                                           atol=1e-13 * max(1.0, np.abs(reference).max()))
+        integers = [np.round(state[name]).astype(int) for name in names]
+        np.testing.assert_array_equal(_flat(call(*integers)),
+                                      _flat(call(*(np.round(state[name]) for name in names))))
+        assert np.array_equal(_flat(call(*(state[name] for name in names))), _flat(expected))
+
+
+def _flat(result):
+    """Every number of a result (an array or a tuple of arrays) in one vector."""
+    parts = result if isinstance(result, tuple) else (result,)
+    return np.concatenate([np.ravel(part) for part in parts])

@@ -50,7 +50,6 @@ class PinocchioSolver(DynamicsSolver):
         n = model.dof
         self._same_q = pm.nq == n and np.array_equal(self._idx_q, np.arange(n))
         self._same_v = pm.nv == n and np.array_equal(self._idx_v, np.arange(n))
-        self._upper = np.triu(np.ones((pm.nv, pm.nv), dtype=bool))   # where Pinocchio writes
         self._last_joint = pm.getJointId(model.joint_names[-1])
         self._tip_frame = pm.getFrameId(model.tip_link, pin.BODY)   # links are BODY frames;
         base_frame = pm.getFrameId(model.base_link, pin.BODY)       # a joint may share the name
@@ -90,10 +89,10 @@ class PinocchioSolver(DynamicsSolver):
         so x is not copied when the layouts agree; pass copies of data members."""
         return x if self._same_v else x[..., self._idx_v]
 
-    def _symmetric(self, upper):
-        """The chain block of a matrix Pinocchio fills in its upper triangle (M, M⁻¹)."""
-        full = np.where(self._upper, upper, upper.T)
-        return full if self._same_v else full[np.ix_(self._idx_v, self._idx_v)]
+    def _chain_block(self, matrix):
+        """Our joints' rows and columns of a Pinocchio (nv, nv) matrix. Pinocchio 4 fills
+        M, M⁻¹ and their derivative blocks whole (both triangles) from Python."""
+        return matrix if self._same_v else matrix[np.ix_(self._idx_v, self._idx_v)]
 
     def _to_base(self, X):
         """Rotate [linear; angular] rows of X from Pinocchio's world axes into base axes."""
@@ -126,14 +125,14 @@ class PinocchioSolver(DynamicsSolver):
             pin.nonLinearEffects(self.pin_model, self.data, self._q(q), self._v(qd)))
 
     def _mass_matrix(self, q):
-        return self._symmetric(pin.crba(self.pin_model, self.data, self._q(q)))
+        return self._chain_block(pin.crba(self.pin_model, self.data, self._q(q)))
 
     def _mass_matrix_inverse(self, q):
-        return self._symmetric(pin.computeMinverse(self.pin_model, self.data, self._q(q)))
+        return self._chain_block(pin.computeMinverse(self.pin_model, self.data, self._q(q)))
 
     def _coriolis_matrix(self, q, qd):
-        C = pin.computeCoriolisMatrix(self.pin_model, self.data, self._q(q), self._v(qd))
-        return C.copy() if self._same_v else C[np.ix_(self._idx_v, self._idx_v)]
+        return self._chain_block(
+            pin.computeCoriolisMatrix(self.pin_model, self.data, self._q(q), self._v(qd)))
 
     def _momentum_terms(self, q, qd):
         """M q̇ = RNEA(q, 0, q̇) without gravity; Cᵀ q̇ = q̇ᵀ C (Pinocchio's C is
@@ -158,11 +157,9 @@ class PinocchioSolver(DynamicsSolver):
         return self._chain_blocks(out)
 
     def _chain_blocks(self, matrices):
-        """The chain's rows and columns of Pinocchio's (nv, nv) matrices, symmetrised where
-        Pinocchio fills one triangle (M in ∂τ/∂q̈, M⁻¹ in ∂q̈/∂τ)."""
-        index = np.ix_(self._idx_v, self._idx_v)
-        first, second, third = (np.array(m) for m in matrices)
-        return first[index], second[index], self._symmetric(third)
+        """The chain's rows and columns of Pinocchio's (nv, nv) matrices, copied: these three
+        are Pinocchio's data members, overwritten by its next call."""
+        return tuple(self._chain_block(np.array(m)) for m in matrices)
 
     def _jacobian(self, q, frame):
         pm, data = self.pin_model, self.data
