@@ -8,6 +8,7 @@ runs on the loopback only, in a ROS domain of this run's own.
 """
 
 import argparse
+import functools
 import os
 import pathlib
 import platform
@@ -28,7 +29,8 @@ ARMS = {"rd_ur5e (6-DoF)": (REPO / "urdf" / "rd_ur5e.urdf", None),
 KEPT = "## Design measurements"    # this section of BENCHMARKS.md is written by hand and kept
 PRIORITY = 50        # SCHED_FIFO priority of the node benchmark's real-time runs
 SINGLE_TARGETS = {"rnea": 20.0, "mass matrix": 20.0, "J": 10.0, "Λ": 2.0,
-                  "∂τ/∂q, ∂τ/∂q̇": 30.0}       # in-house / Pinocchio, one call, Panda
+                  "∂τ/∂q, ∂τ/∂q̇": 30.0}       # rnea backend's public call / Pinocchio's, Panda
+OVERHEAD_TARGET_US = 2.0    # a public call minus the computation it wraps
 BATCH_TARGETS = {"rnea": 1.0 / 3.0, "mass matrix": 1.0, "Λ": 1.0,
                  "∂τ/∂q, ∂τ/∂q̇": 1.0}         # per state, in-house / Pinocchio loop
 TARGETS = {"callback_p99_us": 250.0, "latency_ratio": 1.2, "p99_ratio": 1.3}
@@ -219,6 +221,14 @@ def bag_check_cost(count=BAG_MESSAGES):
     return rows, size
 
 
+def interleaved(calls, rounds=15, budget=0.04):
+    """Seconds per call, (rounds, len(calls)): the calls timed in turn in each round, so a
+    difference between two columns of one row is a paired measurement (the host's speed
+    drifts between rounds, not within one)."""
+    return np.array([[per_call(call, budget=budget, repeats=3) for call in calls]
+                     for _ in range(rounds)])
+
+
 def markdown_table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
@@ -242,59 +252,66 @@ def arms():
 
 
 def pin_lambda(pm, data, frame):
-    """Pinocchio's Λ for one state: computeMinverse, the frame Jacobian, a NumPy inverse."""
+    """Pinocchio's Λ for one state as a user writes it: computeMinverse (both triangles
+    filled), the frame Jacobian, a NumPy inverse."""
     import pinocchio as pin
 
     def call(q):
         M_inv = pin.computeMinverse(pm, data, q)
-        M_inv = np.triu(M_inv) + np.triu(M_inv, 1).T
         J = pin.computeFrameJacobian(pm, data, q, frame, pin.LOCAL_WORLD_ALIGNED)
         return np.linalg.inv(J @ M_inv @ J.T)
     return call
 
 
 def single_calls():
+    """Per arm and quantity: Pinocchio's plain call, then each backend's public call (what a
+    user writes: `solver.inverse_dynamics(q, qd, qdd)`, arguments checked) and the same
+    backend's computation without the checks (its hook): rows of the single-call table and
+    of the overhead table."""
     import pinocchio as pin
 
-    from robo_dynamics.algorithms import (crba_codegen, derivatives_codegen, jacobian_codegen,
-                                          operational_space, rnea, rnea_codegen, small_linalg)
-    rows = []
+    import robo_dynamics as rd
+    from robo_dynamics.algorithms import rnea
+    rows, overhead = [], []
     for arm, model, ours, pm, data, frame in arms():
-        n = model.dof
         rng = np.random.default_rng(0)
-        q, qd, qdd = rng.uniform(-1, 1, (3, n))
-        compiled = rnea_codegen.compile_rnea(model)
-        compiled_gravity = rnea_codegen.compile_rnea(model, gravity_only=True)
-        mass_matrix = crba_codegen.compile_mass_matrix(model)
-        jacobian = jacobian_codegen.compile_jacobian(model)
-        derivatives = derivatives_codegen.compile_rnea_derivatives(model)
-        ql, qdl, qddl = q.tolist(), qd.tolist(), qdd.tolist()
+        q, qd, qdd = rng.uniform(-1, 1, (3, model.dof))
+        solvers = {"rnea": ours, "pinocchio": rd.make_solver(model, "pinocchio")}
         theirs_lambda = pin_lambda(pm, data, frame)
-
-        def ours_lambda():
-            J = np.array(jacobian(ql)).reshape(6, n)
-            M = np.array(mass_matrix(ql)).reshape(n, n)
-            return operational_space.operational_space(J, M_inv=small_linalg.inv(M))
-
-        cases = [
-            ("rnea", lambda: compiled(ql, qdl, qddl), lambda: pin.rnea(pm, data, q, qd, qdd)),
-            ("rnea, vectorised NumPy", lambda: rnea.rnea(model, q, qd, qdd),
-             lambda: pin.rnea(pm, data, q, qd, qdd)),
-            ("gravity", lambda: compiled_gravity(ql),
-             lambda: pin.computeGeneralizedGravity(pm, data, q)),
-            ("mass matrix", lambda: np.array(mass_matrix(ql)).reshape(n, n),
-             lambda: pin.crba(pm, data, q)),
-            ("J", lambda: np.array(jacobian(ql)).reshape(6, n),
-             lambda: pin.computeFrameJacobian(pm, data, q, frame, pin.LOCAL_WORLD_ALIGNED)),
-            ("Λ", ours_lambda, lambda: theirs_lambda(q)),
-            ("∂τ/∂q, ∂τ/∂q̇", lambda: derivatives(ql, qdl, qddl),
-             lambda: pin.computeRNEADerivatives(pm, data, q, qd, qdd)),
+        cases = [   # quantity, Pinocchio's call, public method, hook, arguments
+            ("rnea", lambda: pin.rnea(pm, data, q, qd, qdd), "inverse_dynamics",
+             "inverse_dynamics_unchecked", (q, qd, qdd)),
+            ("gravity", lambda: pin.computeGeneralizedGravity(pm, data, q), "gravity",
+             "gravity_unchecked", (q,)),
+            ("mass matrix", lambda: pin.crba(pm, data, q), "mass_matrix",
+             "mass_matrix_unchecked", (q,)),
+            ("J", lambda: pin.computeFrameJacobian(pm, data, q, frame,
+                                                   pin.LOCAL_WORLD_ALIGNED),
+             "jacobian", "jacobian_unchecked", (q,)),
+            ("Λ", lambda: theirs_lambda(q), "operational_space_inertia",
+             "operational_space_inertia_unchecked", (q,)),
+            ("∂τ/∂q, ∂τ/∂q̇", lambda: pin.computeRNEADerivatives(pm, data, q, qd, qdd),
+             "rnea_derivatives", "_rnea_derivatives", (q, qd, qdd)),
         ]
-        for name, ours_call, theirs in cases:
-            t_ours, t_pin = per_call(ours_call), per_call(theirs)
-            rows.append((arm, name, f"{t_ours * 1e6:.1f}", f"{t_pin * 1e6:.2f}",
-                         f"{t_ours / t_pin:.1f}×"))
-    return rows
+        for name, theirs, public, hook, args in cases:
+            calls = [theirs]
+            for solver in solvers.values():
+                calls += [functools.partial(getattr(solver, public), *args),
+                          functools.partial(getattr(solver, hook), *args)]
+            times = interleaved(calls)          # Pinocchio, then (public, hook) per backend
+            t_pin = np.median(times[:, 0])
+            public_times = dict(zip(solvers, np.median(times[:, 1::2], axis=0)))
+            added = dict(zip(solvers, np.median(times[:, 1::2] - times[:, 2::2], axis=0)))
+            rows.append((arm, name, f"{t_pin * 1e6:.2f}",
+                         f"{public_times['pinocchio'] * 1e6:.2f}",
+                         f"{public_times['rnea'] * 1e6:.1f}",
+                         f"{public_times['rnea'] / t_pin:.1f}×"))
+            overhead.append((arm, name) + tuple(f"{added[b] * 1e6:.2f}" for b in solvers))
+        t_pin = per_call(lambda: pin.rnea(pm, data, q, qd, qdd))
+        t_numpy = per_call(lambda: rnea.rnea(model, q, qd, qdd))
+        rows.append((arm, "rnea, `algorithms.rnea.rnea` (vectorised NumPy)", f"{t_pin * 1e6:.2f}",
+                     "", f"{t_numpy * 1e6:.1f}", f"{t_numpy / t_pin:.1f}×"))
+    return rows, overhead
 
 
 def batched(count=10_000):
@@ -669,16 +686,31 @@ def main(argv=None):
                 "Pinocchio side by side in one process, same states; medians after warm-up."]
 
     print("1. single calls ...", flush=True)
-    rows = single_calls()
-    table = markdown_table(("arm", "quantity", "in-house [µs]", "Pinocchio [µs]", "ratio"), rows)
-    sections.append("## 1. Single call\n\nIn-house: the code generated for the arm "
-                    "(`algorithms/*_codegen.py`, what the rnea backend runs for one state), "
-                    "called without argument checks, its list turned into an array; one row "
-                    "of the vectorised NumPy RNEA for comparison. Λ: generated J and M, the "
-                    "LU inverse of M, then `operational_space` (what dynamics_node runs per "
-                    "joint state). Pinocchio: its Python call (Λ: computeMinverse + "
-                    "computeFrameJacobian + NumPy inverse).\n\n" + table + "\n\n"
-                    + verdicts(rows, SINGLE_TARGETS, 4, "Panda", "× Pinocchio on the Panda"))
+    rows, overhead = single_calls()
+    table = markdown_table(("arm", "quantity", "Pinocchio [µs]", "pinocchio backend [µs]",
+                            "rnea backend [µs]", "rnea / Pinocchio"), rows)
+    sections.append("## 1. Single call\n\nThe call a user makes, one state: each backend's "
+                    "public method (`solver.inverse_dynamics(q, qd, qdd)`, `gravity(q)`, "
+                    "`mass_matrix(q)`, `jacobian(q)`, `operational_space_inertia(q)`, "
+                    "`rnea_derivatives(q, qd, qdd)`; float64 arrays, checked on the way in) "
+                    "against Pinocchio's own Python call on the same arrays (Λ: "
+                    "computeMinverse + computeFrameJacobian + `np.linalg.inv(J M⁻¹ Jᵀ)`; ours "
+                    "also bounds Λ near singularities, see algorithms/operational_space.py). "
+                    "The rnea backend runs the code generated for the arm; the last row of "
+                    "each arm is the vectorised NumPy RNEA it is generated from.\n\n" + table
+                    + "\n\n" + verdicts(rows, SINGLE_TARGETS, 5, "Panda",
+                                         "rnea backend × Pinocchio on the Panda"))
+    print(sections[-1], flush=True)
+    worst = max(float(cell) for row in overhead for cell in row[2:])
+    sections.append(
+        "## 1a. What the public call adds\n\nPublic call minus the same backend's "
+        "computation without argument checks (`*_unchecked`, the fast path the node uses on "
+        "states it has checked once), per call, µs: the checks (type, shape, finiteness of "
+        "each argument) and the call itself.\n\n"
+        + markdown_table(("arm", "quantity", "rnea backend [µs]", "pinocchio backend [µs]"),
+                         overhead)
+        + f"\n\nTarget: ≤ {OVERHEAD_TARGET_US:.0f} µs per call — worst {worst:.2f} µs "
+        + ("(met)." if worst <= OVERHEAD_TARGET_US else "(**not met**)."))
     print(sections[-1], flush=True)
 
     print("1b. the external-torque observer ...", flush=True)
