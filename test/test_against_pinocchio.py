@@ -293,6 +293,8 @@ def test_public_calls_check_each_argument_and_accept_any_array_like(solvers, bac
                 args[index] = like
                 np.testing.assert_allclose(_flat(call(*args)), reference, rtol=0,
                                            atol=1e-13 * max(1.0, np.abs(reference).max()))
+        huge = np.full(n, 1e308)                  # finite, but their sum is not
+        assert solver.check_state(q=huge)[0] is huge
         integers = [np.round(state[name]).astype(int) for name in names]
         np.testing.assert_array_equal(_flat(call(*integers)),
                                       _flat(call(*(np.round(state[name]) for name in names))))
