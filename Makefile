@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
 
 test: $(STAMP)
-	$(PY) -m pytest -q --durations=15
+	$(PY) -m pytest -q --durations=30
 
 venv: $(STAMP)
 
