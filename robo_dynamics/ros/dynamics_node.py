@@ -69,19 +69,22 @@ from robo_dynamics_interfaces.srv import (CheckTrajectory, ComputeDynamics, Forw
 from .. import make_solver
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
-from ..backends.cross_check import CrossCheckSteps, cross_check
+from ..backends.cross_check import CrossCheckSteps
 from ..control import controller as core
 from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
-from ..control.limits import clamp_effort, effort_bounds, velocity_bounds
-from ..control.momentum_observer import DEFAULT_THRESHOLDS, UNKNOWN, external_wrench
+from ..control.limits import clamp_effort
+from ..control.momentum_observer import UNKNOWN, external_wrench
+from ..control.settings import controller_settings, thresholds
+from ..control.solver_set import (CROSS_CHECKED, CheckingSolvers, build_solver_set,
+                                  model_with)
 from ..control.payload_identification import (SIGNIFICANT, identify_payload,
                                               provisional_payload, static_poses)
 from ..control.pose_recording import PoseRecording, TimedRecording
 from ..control.state_derivatives import velocities_and_accelerations
 from ..control.trajectory import SetPoint
 from ..control.trajectory_check import check_trajectory
-from ..errors import BackendUnavailable, RoboDynamicsError
+from ..errors import RoboDynamicsError
 from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
 from .chain import command_index, load_chain, start_up_payload
@@ -90,8 +93,6 @@ from .identification_action import IdentificationAction
 from .joint_state_thread import JointStateThread
 from .spin import run
 
-CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "jacobian",
-                 "operational_space_inertia", "momentum_terms")
 CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
@@ -176,7 +177,6 @@ class DynamicsNode(Node):
         self.observer_seconds = collections.deque(maxlen=2000)   # the observer's part of them
         self.command_seconds = collections.deque(maxlen=2000)    # their start → command out
         self.model = self.solver = self.checker = None
-        self._trajectory_checker = (None, None)   # (payloads, solver) of ~/check_trajectory
         self._recording = None     # the PoseRecording of an identification under way
         self._model_changes = collections.deque()   # (node time [s], Future): see
         #                                              schedule_model_change
@@ -283,6 +283,7 @@ class DynamicsNode(Node):
         self.command_index = command_index(base, p["command_joints"])
         self.command_names = [base.joint_names[i] for i in self.command_index]
         self.urdf_model = base
+        self._checking = CheckingSolvers(base)   # ~/check_trajectory's solvers
         payload = start_up_payload(p)      # link → (mass, com, inertia)
         self.payloads = {} if payload is None else {payload[0]: payload[1:]}
         if np.array_equal(self.command_index, np.arange(base.dof)):
@@ -317,72 +318,15 @@ class DynamicsNode(Node):
     def _build_solvers(self, payloads):
         """(model, solver, checker) for the URDF chain with `payloads`, warmed up. Takes
         tens of ms (code generation): never call it holding the lock."""
-        model = self._model_with(payloads)
-        backend = self.get_parameter("backend").value
-        other = "rnea" if backend == "pinocchio" else "pinocchio"
-        solver = make_solver(model, backend)
-        try:
-            checker = make_solver(model, other)
-        except BackendUnavailable as exc:
-            checker = None
-            if self.cross_check_off is None:
-                self.get_logger().warning(f"cross-check off: {exc}")
-            self.cross_check_off = str(exc)
-        # first calls compile code and load libraries (tens of ms): do them now, not in the
-        # middle of a command stream
-        zero = np.zeros(model.dof)
-        if checker is not None:
-            cross_check(checker, solver, zero, zero, zero, CROSS_CHECKED)
-        solver.inverse_dynamics(zero, zero, zero)
-        solver.gravity(zero)
-        operational_space(solver.jacobian(zero), M_inv=solver.mass_matrix_inverse(zero))
-        return model, solver, checker
+        built = build_solver_set(self.urdf_model, payloads,
+                                 self.get_parameter("backend").value)
+        if built.checker is None and self.cross_check_off is None:
+            self.get_logger().warning(f"cross-check off: {built.checker_missing}")
+        self.cross_check_off = self.cross_check_off or built.checker_missing or None
+        return built.model, built.solver, built.checker
 
-    def _model_with(self, payloads):
-        """The URDF chain carrying `payloads` (link → (mass, com, inertia))."""
-        model = self.urdf_model
-        for link, (mass, com, inertia) in payloads.items():
-            if mass > 0.0:
-                model = model.with_payload(link, mass, com, inertia)
-        return model
-
-    def _settings(self, p):
-        """The controller's Settings from parameter values `p` (validated) and the model."""
-        model, n = self.model, self.model.dof
-
-        def per_joint(name):
-            values = parameters.per_joint(p[name], n, name)
-            return None if values is None else np.array(values, dtype=float)
-        friction = p["friction_compensation"]
-        viscous, coulomb = per_joint("viscous_friction"), per_joint("coulomb_friction")
-        hold = per_joint("hold_damping")
-        return core.Settings(
-            kp=per_joint("kp"), kd=per_joint("kd"),
-            effort_bound=effort_bounds(model.effort_limit, p["torque_limit_scale"]),
-            max_torque_rate=per_joint("max_torque_rate"),
-            start_tolerance=per_joint("start_tolerance"),
-            max_tracking_error=per_joint("max_tracking_error"),
-            velocity_bound=velocity_bounds(model.velocity_limit, p["velocity_limit_scale"]),
-            hold_damping=hold if hold is not None else core.default_hold_damping(self.solver),
-            stale_timeout=p["stale_timeout"], hold_timeout=p["hold_timeout"],
-            viscous=(viscous if viscous is not None else model.damping) if friction else None,
-            coulomb=(coulomb if coulomb is not None else model.friction) if friction else None,
-            **self._observer_settings(p, per_joint))
-
-    def _observer_settings(self, p, per_joint):
-        """The external-torque observer's part of the controller's Settings."""
-        gain = per_joint("observer_gain")
-        contact, collision = per_joint("contact_thresholds"), per_joint("collision_thresholds")
-        limit = self.model.effort_limit
-        return dict(
-            observer_gain=gain if gain.any() else None,
-            contact_threshold=(contact if contact is not None
-                               else DEFAULT_THRESHOLDS[0] * limit),
-            collision_threshold=(collision if collision is not None
-                                 else DEFAULT_THRESHOLDS[1] * limit),
-            collision_reaction=p["collision_reaction"],
-            torque_constants=(per_joint("torque_constants") if p["effort_source"] == "current"
-                              else None))
+    def _settings(self, values):
+        return controller_settings(values, self.model, self.solver)
 
     @_exclusive
     def _on_description(self, msg):
@@ -405,9 +349,11 @@ class DynamicsNode(Node):
             current = parameters.read(self, {name: parameters.DYNAMICS_NODE[name]
                                              for name in pair})
             values = {**current, **values}
-            for name, fraction in zip(pair, DEFAULT_THRESHOLDS):   # the defaults, explicitly
-                if dof is not None and values[name] is None:
-                    values[name] = (fraction * self.model.effort_limit).tolist()
+            if dof is not None:                        # the defaults, explicitly
+                defaults = thresholds(None, None, self.model.effort_limit)
+                for name, default in zip(pair, defaults):
+                    if values[name] is None:
+                        values[name] = default.tolist()
         if dof is None:   # before the model is known only the shape-free checks apply
             values = {k: v for k, v in values.items() if k not in parameters.PER_JOINT}
             dof = 1
@@ -1083,7 +1029,7 @@ class DynamicsNode(Node):
             raise ValueError("a payload needs payload_link (empty: the payload in use)")
         trajectory = conversions.trajectory_from_msg(request.trajectory, names, 0.0)
         result = self._background.submit(
-            check_trajectory, self._checking_solver(payloads), trajectory,
+            check_trajectory, self._checking.solver(payloads), trajectory,
             self.urdf_model.effort_limit, period, margin, MAX_CHECK_SAMPLES, None,
             velocity_bound).result()
         response.feasible = result.feasible
@@ -1100,16 +1046,6 @@ class DynamicsNode(Node):
         if result.feasible:
             return f"within the limits; time scale: {result.reason}"
         return f"beyond the limits: {result.reason}"
-
-    def _checking_solver(self, payloads):
-        """The rnea solver of ~/check_trajectory for `payloads`, built once per payload set
-        (tens of ms of code generation), never the command path's (not shared between
-        threads)."""
-        key, solver = self._trajectory_checker
-        if key != _payload_key(payloads):
-            solver = make_solver(self._model_with(payloads), "rnea")
-            self._trajectory_checker = (_payload_key(payloads), solver)
-        return solver
 
     # -- payload identification (the action: identification_action.py) -----------------------
     def now(self):
@@ -1148,7 +1084,7 @@ class DynamicsNode(Node):
             payloads = {k: v for k, v in self.payloads.items() if k != goal.link}
             original = self.payloads.get(goal.link)
             q = controller.merger.q.copy()
-        fit_solver = make_solver(self._model_with(payloads), "rnea")   # code generation:
+        fit_solver = make_solver(model_with(self.urdf_model, payloads), "rnea")   # code generation:
         changes = not goal.tare and self.get_parameter("allow_model_changes").value
         if goal.duration:                                              # outside the lock
             with self._lock:
@@ -1373,12 +1309,6 @@ def _lower_priority():
                        os.getpriority(os.PRIO_PROCESS, thread) + BACKGROUND_NICE)
     except OSError:
         pass         # not permitted here: the thread runs at the process's priority
-
-
-def _payload_key(payloads):
-    """A comparable form of payloads (link → (mass, com, inertia))."""
-    return sorted((link, mass, tuple(com), tuple(np.ravel(inertia)))
-                  for link, (mass, com, inertia) in payloads.items())
 
 
 def _finite(values, what):

@@ -20,6 +20,7 @@ from rclpy.parameter import Parameter
 from ..backends import BACKENDS, DEFAULT_BACKEND
 from ..control.controller import COLLISION_REACTIONS
 from ..control.limits import SCALE_RANGE, check_scale
+from ..control.settings import per_joint
 from ..errors import ArgumentError
 from ..model.robot_model import STANDARD_GRAVITY, gravity_vector
 from ..simulation.integrators import INTEGRATORS
@@ -280,18 +281,6 @@ def read(node, table):
             value = None
         out[name] = list(value) if spec.kind in _BY_TYPE and value is not None else value
     return out
-
-
-def per_joint(values, dof, name):
-    """A per-joint list from a parameter: n values, or 1 value for all; None when unset."""
-    if values is None:
-        return None
-    values = list(values)
-    if len(values) == 1:
-        values = values * dof
-    if len(values) != dof:
-        raise ValueError(f"{name} needs 1 or {dof} values, got {len(values)}")
-    return values
 
 
 def validate(values, dof):

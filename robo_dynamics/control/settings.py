@@ -1,0 +1,63 @@
+"""The controller's Settings from parameter values (dynamics_node's, validated): each
+default that depends on the arm is applied here, once. No ROS here.
+
+`values` is a dict, parameter name → value (None: unset), as ros/parameters.py reads them;
+per-joint parameters hold 1 value (for every joint) or n, in model joint order, SI units.
+"""
+
+import numpy as np
+
+from . import controller as core
+from .limits import effort_bounds, velocity_bounds
+from .momentum_observer import DEFAULT_THRESHOLDS
+
+
+def per_joint(values, dof, name):
+    """A per-joint list from a parameter: n values, or 1 value for all; None when unset."""
+    if values is None:
+        return None
+    values = list(values)
+    if len(values) == 1:
+        values = values * dof
+    if len(values) != dof:
+        raise ValueError(f"{name} needs 1 or {dof} values, got {len(values)}")
+    return values
+
+
+def thresholds(contact, collision, effort_limit):
+    """(contact, collision) thresholds [N·m or N] per joint: the values given, or the
+    defaults, DEFAULT_THRESHOLDS of each joint's effort limit."""
+    return tuple(np.array(given, dtype=float) if given is not None else fraction * effort_limit
+                 for given, fraction in zip((contact, collision), DEFAULT_THRESHOLDS))
+
+
+def controller_settings(values, model, solver):
+    """core.Settings for `model` (its limits, damping and friction) from parameter values;
+    `solver` gives the default hold damping (from M at the zero configuration)."""
+    n = model.dof
+
+    def joint_values(name):
+        given = per_joint(values[name], n, name)
+        return None if given is None else np.array(given, dtype=float)
+    friction = values["friction_compensation"]
+    viscous, coulomb = joint_values("viscous_friction"), joint_values("coulomb_friction")
+    hold = joint_values("hold_damping")
+    gain = joint_values("observer_gain")
+    contact, collision = thresholds(joint_values("contact_thresholds"),
+                                    joint_values("collision_thresholds"), model.effort_limit)
+    return core.Settings(
+        kp=joint_values("kp"), kd=joint_values("kd"),
+        effort_bound=effort_bounds(model.effort_limit, values["torque_limit_scale"]),
+        max_torque_rate=joint_values("max_torque_rate"),
+        start_tolerance=joint_values("start_tolerance"),
+        max_tracking_error=joint_values("max_tracking_error"),
+        velocity_bound=velocity_bounds(model.velocity_limit, values["velocity_limit_scale"]),
+        hold_damping=hold if hold is not None else core.default_hold_damping(solver),
+        stale_timeout=values["stale_timeout"], hold_timeout=values["hold_timeout"],
+        viscous=(viscous if viscous is not None else model.damping) if friction else None,
+        coulomb=(coulomb if coulomb is not None else model.friction) if friction else None,
+        observer_gain=gain if gain.any() else None,
+        contact_threshold=contact, collision_threshold=collision,
+        collision_reaction=values["collision_reaction"],
+        torque_constants=(joint_values("torque_constants")
+                          if values["effort_source"] == "current" else None))

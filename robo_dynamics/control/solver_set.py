@@ -1,0 +1,73 @@
+"""The solvers of one arm with a set of payloads: the model, the solver of the command path,
+the other backend to cross-check it, built and warmed up. No ROS here.
+
+payloads: {link: (mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the centre of mass,
+in the link's frame)}; a mass of 0 is no payload.
+"""
+
+import collections
+
+import numpy as np
+
+from ..algorithms.operational_space import operational_space
+from ..backends import make_solver
+from ..backends.cross_check import cross_check
+from ..errors import BackendUnavailable
+
+CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "jacobian",
+                 "operational_space_inertia", "momentum_terms")
+
+SolverSet = collections.namedtuple("SolverSet", ["model", "solver", "checker", "checker_missing"])
+SolverSet.__doc__ = """model: the chain with the payloads; solver: the command path's;
+checker: the other backend (None when it cannot be made); checker_missing: why not ("")."""
+
+
+def model_with(urdf_model, payloads):
+    """The URDF chain carrying `payloads`."""
+    model = urdf_model
+    for link, (mass, com, inertia) in payloads.items():
+        if mass > 0.0:
+            model = model.with_payload(link, mass, com, inertia)
+    return model
+
+
+def build_solver_set(urdf_model, payloads, backend):
+    """The SolverSet for `payloads`, its first calls made (they generate code and load
+    libraries: tens of ms, which a command stream must not wait for)."""
+    model = model_with(urdf_model, payloads)
+    solver = make_solver(model, backend)
+    try:
+        checker, missing = make_solver(model, "rnea" if backend == "pinocchio"
+                                       else "pinocchio"), ""
+    except BackendUnavailable as exc:
+        checker, missing = None, str(exc)
+    zero = np.zeros(model.dof)
+    if checker is not None:
+        cross_check(checker, solver, zero, zero, zero, CROSS_CHECKED)
+    solver.inverse_dynamics(zero, zero, zero)
+    solver.gravity(zero)
+    operational_space(solver.jacobian(zero), M_inv=solver.mass_matrix_inverse(zero))
+    return SolverSet(model, solver, checker, missing)
+
+
+def payload_key(payloads):
+    """A comparable form of payloads."""
+    return sorted((link, mass, tuple(com), tuple(np.ravel(inertia)))
+                  for link, (mass, com, inertia) in payloads.items())
+
+
+class CheckingSolvers:
+    """The rnea solver that checks trajectories for a payload set, made once per set (tens
+    of ms of code generation) and kept while the set stays the same. For one thread: a
+    solver is not shared between threads."""
+
+    def __init__(self, urdf_model):
+        self.urdf_model = urdf_model
+        self._key, self._solver = None, None
+
+    def solver(self, payloads):
+        key = payload_key(payloads)
+        if self._solver is None or key != self._key:
+            self._solver = make_solver(model_with(self.urdf_model, payloads), "rnea")
+            self._key = key
+        return self._solver
