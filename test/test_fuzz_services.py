@@ -70,7 +70,7 @@ def ordinary(*arrays):
 @SETTINGS
 @given(names, vector, vector, vector)
 def test_inverse_dynamics_requests(node, joint_names, q, qd, qdd):
-    response = node._srv_inverse_dynamics(InverseDynamics.Request(
+    response = node.service_handlers.inverse_dynamics(InverseDynamics.Request(
         joint_names=joint_names, positions=q, velocities=qd, accelerations=qdd),
         InverseDynamics.Response())
     check(response, ["effort"], valid_state(joint_names, q, qd, qdd, optional=(1, 2)),
@@ -80,7 +80,7 @@ def test_inverse_dynamics_requests(node, joint_names, q, qd, qdd):
 @SETTINGS
 @given(names, vector, vector, vector)
 def test_forward_dynamics_requests(node, joint_names, q, qd, tau):
-    response = node._srv_forward_dynamics(ForwardDynamics.Request(
+    response = node.service_handlers.forward_dynamics(ForwardDynamics.Request(
         joint_names=joint_names, positions=q, velocities=qd, efforts=tau),
         ForwardDynamics.Response())
     check(response, ["accelerations"], valid_state(joint_names, q, qd, tau, optional=(1,)),
@@ -90,7 +90,7 @@ def test_forward_dynamics_requests(node, joint_names, q, qd, tau):
 @SETTINGS
 @given(names, vector, vector)
 def test_compute_dynamics_requests(node, joint_names, q, qd):
-    response = node._srv_compute_dynamics(ComputeDynamics.Request(
+    response = node.service_handlers.compute_dynamics(ComputeDynamics.Request(
         joint_names=joint_names, positions=q, velocities=qd), ComputeDynamics.Response())
     check(response, ["mass_matrix", "coriolis", "gravity", "jacobian",
                      "operational_space_inertia"],
@@ -105,14 +105,14 @@ def test_set_payload_requests(node, link, mass, numbers):
     request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z = numbers[:3]
     (request.ixx, request.ixy, request.ixz, request.iyy, request.iyz,
      request.izz) = numbers[3:]
-    response = node._srv_set_payload(request, SetPayload.Response())
+    response = node.service_handlers.set_payload(request, SetPayload.Response())
     if not response.success:
         assert response.message
     else:
         assert link in ("tool0", "wrist_3_link") and 0.0 <= mass <= 5.0
         assert all(math.isfinite(v) for v in numbers)
         # undo, so that later examples start from the bare arm
-        assert node._srv_set_payload(SetPayload.Request(link=link, mass=0.0),
+        assert node.service_handlers.set_payload(SetPayload.Request(link=link, mass=0.0),
                                      SetPayload.Response()).success
 
 
@@ -127,7 +127,7 @@ def test_physical_payloads_are_accepted_and_weigh_what_they_weigh(node, mass, si
     request = SetPayload.Request(link="tool0", mass=mass, ixx=mass * (b * b + c * c) / 12,
                                  iyy=mass * (a * a + c * c) / 12, izz=mass * (a * a + b * b) / 12)
     request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z = com
-    response = node._srv_set_payload(request, SetPayload.Response())
+    response = node.service_handlers.set_payload(request, SetPayload.Response())
     assert response.success, response.message
     q = np.array([0.3, -1.1, 1.4, -0.9, 1.2, 0.4])
     J, (R, _) = REF.jacobian(q), REF.tip_pose(q)
@@ -135,7 +135,7 @@ def test_physical_payloads_are_accepted_and_weigh_what_they_weigh(node, mass, si
     J_c = J[:3] - np.cross(r, J[3:], axisa=0, axisb=0, axisc=0)     # v_c = v + ω × r
     expected = REF.gravity(q) - J_c.T @ (mass * REF.model.gravity)
     np.testing.assert_allclose(node.solver.gravity(q), expected, rtol=0, atol=1e-9)
-    assert node._srv_set_payload(SetPayload.Request(link="tool0", mass=0.0),
+    assert node.service_handlers.set_payload(SetPayload.Request(link="tool0", mass=0.0),
                                  SetPayload.Response()).success
 
 
@@ -179,7 +179,7 @@ def test_check_trajectory_requests(node, case):
         msg.points.append(JointTrajectoryPoint(
             positions=positions, velocities=velocities, accelerations=accelerations,
             time_from_start=Duration(sec=sec, nanosec=nanosec)))
-    response = node._srv_check_trajectory(
+    response = node.service_handlers.check_trajectory(
         CheckTrajectory.Request(trajectory=msg, effort_margin=margin, sample_period=period),
         CheckTrajectory.Response())
     TALLY["answered"] += 1
@@ -201,7 +201,7 @@ def test_check_trajectory_fuzzing_reached_the_check():
 
 
 def test_node_still_computes_after_the_fuzzing(node):
-    response = node._srv_inverse_dynamics(InverseDynamics.Request(positions=[0.0] * 6),
+    response = node.service_handlers.inverse_dynamics(InverseDynamics.Request(positions=[0.0] * 6),
                                           InverseDynamics.Response())
     assert response.success and all(math.isfinite(v) for v in response.effort)
     assert node.solver.model.payloads == ()

@@ -5,6 +5,8 @@ import numpy as np
 from ..control.trajectory import trajectory_from_points
 from ..spatial.inertia import inertia_tensor
 
+CONDITION_CAP = 1e300     # what a message carries as the condition number of a singular pose
+
 
 def seconds(stamp):
     """builtin_interfaces/Time → float seconds."""

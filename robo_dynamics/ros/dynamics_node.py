@@ -23,7 +23,7 @@ Publishes   ~/commands (Float64MultiArray, command_joints order: the effort cont
             /diagnostics (DiagnosticArray)
 Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
             ~/set_contact_thresholds, ~/reset_observer (std_srvs/Trigger),
-            ~/check_trajectory (does a trajectory fit the effort limits? at what time scale?)
+            ~/check_trajectory (services.py)
 Actions     ~/identify_payload (IdentifyPayload: drive the arm through poses, fit the payload;
             identification_action.py)
 The node converts messages, holds parameters and calls the controller core and the library;
@@ -43,7 +43,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -52,19 +51,15 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock_type import ClockType
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header, String
-from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from rclpy.serialization import serialize_message
 from robo_dynamics_interfaces.msg import ContactState, ControllerEvent, OperationalSpaceInertia
-from robo_dynamics_interfaces.srv import (CheckTrajectory, ComputeDynamics, ForwardDynamics,
-                                          InverseDynamics, SetContactThresholds, SetPayload)
 
 from .. import make_solver
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
@@ -83,20 +78,17 @@ from ..control.payload_identification import (SIGNIFICANT, identify_payload,
 from ..control.pose_recording import PoseRecording, TimedRecording
 from ..control.state_derivatives import velocities_and_accelerations
 from ..control.trajectory import SetPoint
-from ..control.trajectory_check import check_trajectory
 from ..errors import RoboDynamicsError
-from ..spatial.inertia import inertia_tensor
 from . import conversions, markers, parameters
 from .chain import command_index, load_chain, start_up_payload
 from .effort_output import EffortOutput
 from .identification_action import IdentificationAction
 from .joint_state_thread import JointStateThread
+from .services import DynamicsServices
 from .spin import run
 
-CONDITION_CAP = 1e300     # what a message carries for an exactly singular pose
 THROTTLE = 2.0            # seconds between repeated warnings
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
-DEFAULT_SAMPLE_PERIOD = 1e-3    # ~/check_trajectory, s
 PAYLOAD_DEPTH = 10              # ~/payload: changes kept for late subscribers
 DEFAULT_POSES, MAX_POSES = 8, 50   # ~/identify_payload
 MAX_RECORD_SECONDS = 120.0         # ~/identify_payload with a duration
@@ -104,39 +96,8 @@ MODEL_CHANGE_WAIT = 60.0        # s of wall time a simulated-time loop waits for
 MODEL_CHANGE_DELAY = 0.1        # s after its data that an identification's model change acts
 IDENTIFY_VELOCITY_SHARE = 0.5   # of each joint's velocity bound: the fastest a planned move goes
 BACKGROUND_NICE = 10            # the background thread's nice value above the process's
-MAX_CHECK_SAMPLES = 200_000     # ~/check_trajectory: bounds one call's time and memory
-OPTIONAL_FIELDS = ("velocities", "accelerations")   # empty in a request means zero
 EVENT_LEVEL = {core.INFO: ControllerEvent.INFO, core.WARN: ControllerEvent.WARN,
                core.ERROR: ControllerEvent.ERROR}
-
-
-def _service(fill=None, *, locked=True):
-    """Wrap a service body: it fills the response and may return its message. A bad request
-    (ValueError, which the library's errors are too) becomes success = false with the
-    reason; any other exception is a bug: logged with its traceback, and success = false.
-    The node carries on. locked=False: the body takes the node's lock itself."""
-    if fill is None:
-        return functools.partial(_service, locked=locked)
-
-    @functools.wraps(fill)
-    def handler(self, request, response):
-        try:
-            if locked:
-                with self._lock:
-                    message = fill(self, request, response)
-            else:
-                message = fill(self, request, response)
-        except ValueError as exc:
-            return type(response)(success=False, message=str(exc) or type(exc).__name__)
-        except Exception as exc:
-            self.get_logger().error(f"{fill.__name__[5:]} failed on a valid-looking request:\n"
-                                    f"{traceback.format_exc()}")
-            return type(response)(success=False,
-                                  message=f"internal error ({type(exc).__name__}: {exc}); "
-                                          "logged by the node")
-        response.success, response.message = True, message or "ok"
-        return response
-    return handler
 
 
 def _exclusive(callback):
@@ -144,7 +105,7 @@ def _exclusive(callback):
     never interleave their work on the node's state."""
     @functools.wraps(callback)
     def locked(self, *args):
-        with self._lock:
+        with self.lock:
             return callback(self, *args)
     return locked
 
@@ -154,7 +115,7 @@ class DynamicsNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__("dynamics_node", **kwargs)
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
         parameters.declare(self, parameters.DYNAMICS_NODE)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -185,7 +146,7 @@ class DynamicsNode(Node):
         self._tare = None          # (poses (K, n), mean torques (K, n)) of the last tare
         # long computations a service asks for run on a thread of lower priority (nice), so
         # that the joint-state thread and ROS's own threads get the processor first
-        self._background = concurrent.futures.ThreadPoolExecutor(
+        self.background = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="dynamics_node_background", initializer=_lower_priority)
 
         # outputs without rclpy's default QoS-event handlers: each is an entity the executor
@@ -222,14 +183,7 @@ class DynamicsNode(Node):
 
         self.create_subscription(JointTrajectory, "~/desired_trajectory", self._on_trajectory, 10)
         self.create_subscription(JointState, "~/desired_state", self._on_set_point, 10)
-        self.create_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse_dynamics)
-        self.create_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward_dynamics)
-        self.create_service(ComputeDynamics, "~/compute_dynamics", self._srv_compute_dynamics)
-        self.create_service(SetPayload, "~/set_payload", self._srv_set_payload)
-        self.create_service(SetContactThresholds, "~/set_contact_thresholds",
-                            self._srv_set_contact_thresholds)
-        self.create_service(Trigger, "~/reset_observer", self._srv_reset_observer)
-        self.create_service(CheckTrajectory, "~/check_trajectory", self._srv_check_trajectory)
+        self.service_handlers = DynamicsServices(self)
 
         self._periodic = {}
         self._restart_timers()
@@ -264,7 +218,7 @@ class DynamicsNode(Node):
         if getattr(self, "joint_states", None) is not None:
             self.joint_states.stop()
         if getattr(self, "_background", None) is not None:
-            self._background.shutdown(wait=True)
+            self.background.shutdown(wait=True)
         return super().destroy_node()
 
     # -- configuration ---------------------------------------------------------------------
@@ -283,7 +237,7 @@ class DynamicsNode(Node):
         self.command_index = command_index(base, p["command_joints"])
         self.command_names = [base.joint_names[i] for i in self.command_index]
         self.urdf_model = base
-        self._checking = CheckingSolvers(base)   # ~/check_trajectory's solvers
+        self.checking_solvers = CheckingSolvers(base)   # ~/check_trajectory's solvers
         payload = start_up_payload(p)      # link → (mass, com, inertia)
         self.payloads = {} if payload is None else {payload[0]: payload[1:]}
         if np.array_equal(self.command_index, np.arange(base.dof)):
@@ -384,7 +338,7 @@ class DynamicsNode(Node):
     def _on_joint_state(self, msg):
         if self._model_changes:
             self._apply_due_model_changes()
-        with self._lock:
+        with self.lock:
             self._on_joint_state_locked(msg)
 
     def _on_joint_state_locked(self, msg):
@@ -421,7 +375,7 @@ class DynamicsNode(Node):
         self.received += 1
         self.rate_window.append(now)
         for event in cycle.events:
-            self._report(event)
+            self.report(event)
         if cycle.command is not None:
             try:
                 self._publish(msg.header.stamp, cycle, now, started)
@@ -475,7 +429,7 @@ class DynamicsNode(Node):
     def _commit_scheduled(self, item):
         """Take `item` off the schedule and swap its change in (once, whichever thread
         comes first); item.done then holds the sentence (None: nothing changed)."""
-        with self._lock:
+        with self.lock:
             if item not in self._model_changes:
                 return
             self._model_changes.remove(item)
@@ -507,7 +461,7 @@ class DynamicsNode(Node):
         unresolved for the joint-state thread to wait for."""
         for item in items:
             _resolve(item.change, None)
-        with self._lock:
+        with self.lock:
             for item in items:
                 if item in self._model_changes:
                     self._model_changes.remove(item)
@@ -554,7 +508,7 @@ class DynamicsNode(Node):
             msg = self.out_lambda
             msg.header.stamp = stamp
             msg.near_singular = result.near_singular
-            msg.condition_number = min(result.condition_number, CONDITION_CAP)
+            msg.condition_number = min(result.condition_number, conversions.CONDITION_CAP)
             msg.lambda_matrix = result.Lambda.ravel()
             self.pub_lambda.publish(msg)
 
@@ -600,7 +554,7 @@ class DynamicsNode(Node):
         self.get_logger().error(f"{what} failed ({self.errors} errors so far): {exc}",
                                 throttle_duration_sec=THROTTLE)
 
-    def _report(self, event):
+    def report(self, event):
         """Log a controller event and publish it on ~/events."""
         logger = self.get_logger()     # one call site per severity (rclpy requires it)
         if event.kind == "refused":     # a caller can send these as fast as it likes
@@ -636,11 +590,11 @@ class DynamicsNode(Node):
             motion = conversions.trajectory_from_msg(msg, names, now)
         except ValueError as exc:
             motion, reason = None, f"desired trajectory rejected: {exc}"
-        with self._lock:
+        with self.lock:
             if motion is not None and list(self.model.joint_names) != names:
                 motion, reason = None, ("desired trajectory rejected: the robot description "
                                         "changed while it was read")
-            self._report(self.controller.desire(motion, now) if motion is not None
+            self.report(self.controller.desire(motion, now) if motion is not None
                          else self.controller.refuse(reason))
 
     @_exclusive
@@ -655,9 +609,9 @@ class DynamicsNode(Node):
             qd = conversions.vector(msg.velocity, n, "desired_state velocity", True)
             qd = qd[index] if len(msg.velocity) else qd
         except ValueError as exc:
-            self._report(self.controller.refuse(f"desired state rejected: {exc}"))
+            self.report(self.controller.refuse(f"desired state rejected: {exc}"))
             return
-        self._report(self.controller.desire(SetPoint(q, qd), self._now()))
+        self.report(self.controller.desire(SetPoint(q, qd), self._now()))
 
     def _cross_check_step(self):
         """One step of the cross-check per joint state (one quantity on one backend), after
@@ -695,7 +649,7 @@ class DynamicsNode(Node):
         solver is the joint-state thread's too); building and publishing the messages, most
         of the time (about half a millisecond), outside it, so that a joint state never
         waits for them."""
-        with self._lock:
+        with self.lock:
             if self.controller is None or not self.controller.running:
                 return
             try:
@@ -718,7 +672,7 @@ class DynamicsNode(Node):
             if np.all(np.isfinite(result.gravity_wrench)):
                 self.pub_wrench.publish(msg)
         except Exception as exc:
-            with self._lock:
+            with self.lock:
                 self._computation_failed(exc, "markers")
 
     def _publish_diagnostics(self):
@@ -726,7 +680,7 @@ class DynamicsNode(Node):
         (Λ's condition number computed there when the joint-state thread has not); the
         timing percentiles, the message and its publication, a millisecond or more in all,
         outside it, so that a joint state never waits for them."""
-        with self._lock:
+        with self.lock:
             status, values, timings = self._diagnostics_state()
         for what, seconds in timings:
             if seconds:
@@ -852,74 +806,7 @@ class DynamicsNode(Node):
             return f"on; no estimate for {missing}: no effort in their joint states"
         return f"on; collision_reaction {controller.settings.collision_reaction}"
 
-    # -- services ----------------------------------------------------------------------------
-    def _request_state(self, request, *fields):
-        """(order, arrays in model order) from a request's joint_names and fields."""
-        if self.model is None:
-            raise ValueError("no robot description yet")
-        names = list(request.joint_names)
-        index = order_of(names, self.model.joint_names)
-        n = self.model.dof
-        arrays = [conversions.vector(getattr(request, field), n, field,
-                                     default_zero=field in OPTIONAL_FIELDS)[index]
-                  for field in fields]
-        order = names or list(self.model.joint_names)
-        return order, arrays
-
-    @_service
-    def _srv_inverse_dynamics(self, request, response):
-        order, (q, qd, qdd) = self._request_state(request, "positions", "velocities",
-                                                  "accelerations")
-        f_tip, frame = None, "local_world_aligned"
-        if request.use_tip_wrench:
-            w = request.tip_wrench.wrench
-            f_tip = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y,
-                              w.torque.z])
-            frame_id = request.tip_wrench.header.frame_id
-            if frame_id == self.model.tip_link:
-                frame = "local"
-            elif frame_id not in ("", self.model.base_link):
-                raise ValueError(f"tip_wrench frame_id must be '{self.model.base_link}' "
-                                 f"(or empty) or '{self.model.tip_link}', got '{frame_id}'")
-        tau = _finite(self.solver.inverse_dynamics(q, qd, qdd, f_tip, frame), "effort")
-        response.joint_names = order
-        response.effort = _in_order(tau, order, self.model).tolist()
-
-    @_service
-    def _srv_forward_dynamics(self, request, response):
-        order, (q, qd, tau) = self._request_state(request, "positions", "velocities",
-                                                  "efforts")
-        qdd = _finite(self.solver.forward_dynamics(q, qd, tau), "accelerations")
-        response.joint_names = order
-        response.accelerations = _in_order(qdd, order, self.model).tolist()
-
-    @_service
-    def _srv_compute_dynamics(self, request, response):
-        _, (q, qd) = self._request_state(request, "positions", "velocities")
-        g = _finite(self.solver.gravity(q), "gravity")
-        result = self.solver.operational_space(q)
-        _finite(self.solver.bias(q, qd), "Coriolis terms")
-        response.joint_names = list(self.model.joint_names)
-        response.dof = self.model.dof
-        response.mass_matrix = self.solver.mass_matrix(q).ravel().tolist()
-        response.coriolis = (self.solver.bias(q, qd) - g).tolist()
-        response.gravity = g.tolist()
-        response.jacobian_frame = self.model.base_link
-        response.tip_frame = self.model.tip_link
-        response.jacobian = self.solver.jacobian(q).ravel().tolist()
-        response.operational_space_inertia = result.Lambda.ravel().tolist()
-        response.condition_number = min(result.condition_number, CONDITION_CAP)
-        response.near_singular = result.near_singular
-        return "ok (matrices row-major; joint order of joint_names)"
-
-    @_service(locked=False)
-    def _srv_set_payload(self, request, response):
-        """Attach, replace or (mass 0) remove the payload at a link (apply_payload)."""
-        inertia = inertia_tensor(request.ixx, request.ixy, request.ixz, request.iyy,
-                                 request.iyz, request.izz)
-        com = [request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z]
-        return self.apply_payload(request.link, request.mass, com, inertia)
-
+    # -- payloads -------------------------------------------------------------------------
     def apply_payload(self, link, mass, com, inertia):
         """Make (mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the centre of mass, in
         `link`'s frame) the payload at `link` (mass 0: none), now. Validates, builds the new
@@ -934,11 +821,11 @@ class DynamicsNode(Node):
         if not self.get_parameter("allow_model_changes").value:
             raise ValueError("model changes are disabled (parameter allow_model_changes is "
                              "false)")
-        with self._lock:
+        with self.lock:
             if self.controller is None:
                 raise ValueError("no robot description yet")
             payloads = dict(self.payloads)
-        self._check_payload_mass(mass)
+        self.check_payload_mass(mass)
         self.urdf_model.with_payload(link, mass, com, inertia)    # validates
         payloads[link] = (mass, list(com), np.asarray(inertia, dtype=float))
         built = self._build_solvers(payloads)
@@ -949,18 +836,18 @@ class DynamicsNode(Node):
     def _commit_payload(self, change):
         """Swap in a prepared payload change; its sentence."""
         payloads, built, (link, mass, com, inertia), message = change
-        with self._lock:
+        with self.lock:
             self.payloads = payloads
             self.model, self.solver, self.checker = built
             event = self.controller.replace_solver(self.solver, message)
             self.controller.configure(self._settings(self._values()))
             self.cross_check_result = {}
             self._cross_check_steps = None
-        self._report(event)
+        self.report(event)
         self._publish_payload(link, mass, com, inertia)
         return message
 
-    def _check_payload_mass(self, mass):
+    def check_payload_mass(self, mass):
         """ValueError unless 0 <= mass <= max_payload_mass [kg], finite."""
         limit = self.get_parameter("max_payload_mass").value
         if not (math.isfinite(mass) and 0.0 <= mass <= limit):
@@ -975,78 +862,6 @@ class DynamicsNode(Node):
         conversions.fill_inertia(msg.inertia, mass, com, inertia)
         self.pub_payload.publish(msg)
 
-    @_service(locked=False)
-    def _srv_set_contact_thresholds(self, request, response):
-        """Set the two threshold parameters (validated like any parameter change; a joint
-        not named keeps its thresholds)."""
-        with self._lock:
-            if self.controller is None:
-                raise ValueError("no robot description yet")
-            settings, names = self.controller.settings, self.model.joint_names
-        order = list(request.joint_names) or list(names)
-        unknown = [name for name in order if name not in names]
-        if unknown or len(set(order)) != len(order):
-            raise ValueError(f"joint_names must name chain joints {list(names)} at most once"
-                             + (f"; unknown: {unknown}" if unknown else ""))
-        index = [names.index(name) for name in order]
-        contact, collision = settings.contact_threshold.copy(), settings.collision_threshold.copy()
-        for field, target in (("contact_thresholds", contact),
-                              ("collision_thresholds", collision)):
-            target[index] = conversions.vector(getattr(request, field), len(order), field)
-        result = self.set_parameters_atomically([
-            Parameter("contact_thresholds", value=contact.tolist()),
-            Parameter("collision_thresholds", value=collision.tolist())])
-        if not result.successful:
-            raise ValueError(result.reason)
-        return f"thresholds of {order} set"
-
-    @_service
-    def _srv_reset_observer(self, request, response):
-        if self.controller is None:
-            raise ValueError("no robot description yet")
-        event = self.controller.reset_observer()
-        self._report(event)
-        if event.kind != "observer_reset":
-            raise ValueError(event.message)
-        return event.message
-
-    @_service(locked=False)
-    def _srv_check_trajectory(self, request, response):
-        """Check the trajectory on a solver of its own (batched in-house inverse dynamics),
-        outside the lock, on the background thread: the command stream goes on meanwhile."""
-        with self._lock:
-            if self.controller is None:
-                raise ValueError("no robot description yet")
-            payloads, names = dict(self.payloads), self.model.joint_names
-            velocity_bound = self.controller.settings.velocity_bound
-        margin = request.effort_margin or 1.0
-        period = request.sample_period or DEFAULT_SAMPLE_PERIOD
-        if request.payload_link:
-            mass, com, inertia = conversions.payload_from_inertia(request.payload)
-            self._check_payload_mass(mass)
-            payloads[request.payload_link] = (mass, com, inertia)
-        elif request.payload.m != 0.0:
-            raise ValueError("a payload needs payload_link (empty: the payload in use)")
-        trajectory = conversions.trajectory_from_msg(request.trajectory, names, 0.0)
-        result = self._background.submit(
-            check_trajectory, self._checking.solver(payloads), trajectory,
-            self.urdf_model.effort_limit, period, margin, MAX_CHECK_SAMPLES, None,
-            velocity_bound).result()
-        response.feasible = result.feasible
-        if result.violation is not None:
-            v = result.violation
-            response.violation_index, response.violation_time = v.index, v.time
-            response.violation_joint, response.violation_effort = v.joint, v.value
-            response.violation_limit, response.violation_kind = v.limit, v.kind
-        response.joint_names = list(names)
-        response.peak_effort = result.peak_effort.tolist()
-        response.peak_ratio = result.peak_ratio.tolist()
-        response.min_time_scale = result.min_time_scale
-        response.samples = len(result.times)
-        if result.feasible:
-            return f"within the limits; time scale: {result.reason}"
-        return f"beyond the limits: {result.reason}"
-
     # -- payload identification (the action: identification_action.py) -----------------------
     def now(self):
         """The node's clock [s]: the time of its controller and of a PoseRecording."""
@@ -1058,7 +873,7 @@ class DynamicsNode(Node):
         payload in use at goal.link: (mass, com, inertia) or None). ValueError with the
         reason."""
         timing = (goal.move_time or 3.0, goal.settle_time or 1.0, goal.record_time or 1.0)
-        with self._lock:
+        with self.lock:
             controller, model = self.controller, self.model
             if controller is None:
                 raise ValueError("no robot description yet")
@@ -1087,11 +902,11 @@ class DynamicsNode(Node):
         fit_solver = make_solver(model_with(self.urdf_model, payloads), "rnea")   # code generation:
         changes = not goal.tare and self.get_parameter("allow_model_changes").value
         if goal.duration:                                              # outside the lock
-            with self._lock:
+            with self.lock:
                 run = self._recording = TimedRecording(self._now(), goal.duration)
                 return run, fit_solver, original, self._schedule_changes(run, [])
         poses = self._identification_poses(goal, q, fit_solver)
-        with self._lock:
+        with self.lock:
             now = self._now()
             run = PoseRecording(self.controller.merger.q, poses, now, *timing)
             fault = self._too_fast(run.trajectory)
@@ -1101,7 +916,7 @@ class DynamicsNode(Node):
                 self._recording = run
                 refinements = [end for _, end in run.windows[:-1]] if changes else []
                 scheduled = self._schedule_changes(run, refinements)
-        self._report(event)
+        self.report(event)
         if event.kind != "tracking":
             raise ValueError(event.message)
         return run, fit_solver, original, scheduled
@@ -1156,7 +971,7 @@ class DynamicsNode(Node):
     def restore_payload(self, link, payload):
         """Put back the payload (mass, com, inertia) or none (None) at `link`, unless it is
         still the one in use."""
-        with self._lock:
+        with self.lock:
             unchanged = self.payloads.get(link) is payload
         if not unchanged and self.get_parameter("allow_model_changes").value:
             self.apply_payload(link, *(payload or (0.0, np.zeros(3), np.zeros((3, 3)))))
@@ -1188,7 +1003,7 @@ class DynamicsNode(Node):
     def end_pose_recording(self, run):
         """Stop recording (cancel); when the node drove the arm through poses, it holds
         where it is."""
-        with self._lock:
+        with self.lock:
             if self._recording is not run:
                 return
             self._recording = None
@@ -1197,19 +1012,19 @@ class DynamicsNode(Node):
             merger = self.controller.merger
             event = self.controller.desire(SetPoint(merger.q.copy(), np.zeros(self.model.dof)),
                                            self._now())
-        self._report(event)
+        self.report(event)
 
     def finish_pose_recording(self, run, fit_solver, goal, result, final):
         """After the recording: keep the tare, or fit the payload (and apply it through
         `final`, the ScheduledChange due MODEL_CHANGE_DELAY after the recording). Fills the
         IdentifyPayload result; returns its message. ValueError with the reason."""
-        with self._lock:
+        with self.lock:
             if self._recording is run:
                 self._recording = None
         if run.trajectory is None:            # recorded while the arm moved: q̈ from q̇
             times, q, qd, tau = run.arrays()
             qd, qdd = velocities_and_accelerations(times, q, qd)
-            estimate = self._background.submit(identify_payload, fit_solver, goal.link, q, qd,
+            estimate = self.background.submit(identify_payload, fit_solver, goal.link, q, qd,
                                                qdd, tau, None, goal.estimate_inertia).result()
             return self._identified(estimate, goal, result, final)
         if run.interrupted:
@@ -1222,7 +1037,7 @@ class DynamicsNode(Node):
             self._tare = (run.poses, run.pose_means())
             return f"tare recorded at {len(run.poses)} poses ({len(q)} joint states)"
         tare = self._tare[1][pose] if goal.use_tare else None
-        estimate = self._background.submit(identify_payload, fit_solver, goal.link, q, qd,
+        estimate = self.background.submit(identify_payload, fit_solver, goal.link, q, qd,
                                            np.zeros_like(q), tau, tare, False, pose).result()
         return self._identified(estimate, goal, result, final)
 
@@ -1309,18 +1124,6 @@ def _lower_priority():
                        os.getpriority(os.PRIO_PROCESS, thread) + BACKGROUND_NICE)
     except OSError:
         pass         # not permitted here: the thread runs at the process's priority
-
-
-def _finite(values, what):
-    """values, or ValueError when the inputs were finite but too large for a finite result."""
-    if not np.isfinite(values).all():
-        raise ValueError(f"{what} is not finite: the inputs are out of range")
-    return values
-
-
-def _in_order(values, order, model):
-    """Reorder model-order `values` into the joint order `order`."""
-    return np.asarray(values)[[model.joint_index(name) for name in order]]
 
 
 def _joint_names_of(urdf_xml):
