@@ -370,12 +370,12 @@ def test_joint_states_do_not_wait_for_markers_diagnostics_or_a_trajectory_being_
     are handled meanwhile (here: one is sent and handled while each is in progress). The
     interpreter lock too: another thread running Python keeps it at most
     GIL_SWITCH_INTERVAL."""
-    from robo_dynamics.ros import conversions, dynamics_node, markers
+    from robo_dynamics.ros import conversions, diagnostics, markers
     harness.stream("command")
     assert sys.getswitchinterval() <= joint_state_thread.GIL_SWITCH_INTERVAL
     outcome = {}
     build, read, entry = (markers.marker_array, conversions.trajectory_from_msg,
-                          dynamics_node.KeyValue)
+                          diagnostics.KeyValue)
 
     def slow_diagnostics(**fields):       # each value of /diagnostics becomes a KeyValue
         if "diagnostics" not in outcome:   # the first of the first report
@@ -392,7 +392,7 @@ def test_joint_states_do_not_wait_for_markers_diagnostics_or_a_trajectory_being_
 
     monkeypatch.setattr(markers, "marker_array", slow_markers)
     monkeypatch.setattr(conversions, "trajectory_from_msg", slow_trajectory)
-    monkeypatch.setattr(dynamics_node, "KeyValue", slow_diagnostics)
+    monkeypatch.setattr(diagnostics, "KeyValue", slow_diagnostics)
     assert harness.spin_until(lambda: "diagnostics" in outcome)
     assert outcome["diagnostics"], "a joint state waited for /diagnostics"
     harness.stream_until("markers", lambda m: "markers" in outcome)   # not one sent before
@@ -460,16 +460,16 @@ def test_simulated_time_drives_staleness_and_the_node_clock(harness):
         clock.publish(Clock(clock=Time(seconds=seconds).to_msg()))
         ns = Time(seconds=seconds).nanoseconds
         assert harness.spin_until(lambda: harness.node.get_clock().now().nanoseconds == ns and
-                                  abs(harness.node._now() - seconds) < 1e-9)
+                                  abs(harness.node.now() - seconds) < 1e-9)
     tick(1000.0)
     harness.stream("gravity")
     harness.settle()          # every state sent is taken: none arrives after the jump below
     harness.spin_until(lambda: harness.node._system_time is False and
-                       abs(harness.node._now() - 1000.0) < 1e-6)
-    assert abs(harness.node._now() - 1000.0) < 1e-6
+                       abs(harness.node.now() - 1000.0) < 1e-6)
+    assert abs(harness.node.now() - 1000.0) < 1e-6
     timeout = harness.node.get_parameter("stale_timeout").value
     tick(1000.0 + 10 * timeout)                       # simulated time jumps; no new state
-    assert harness.node.controller.merger.age(harness.node._now()) == pytest.approx(10 * timeout)
+    assert harness.node.controller.merger.age(harness.node.now()) == pytest.approx(10 * timeout)
 
 
 @pytest.mark.parametrize("harness", [{"use_sim_time": True}], indirect=True)
@@ -494,7 +494,7 @@ def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
     assert harness.node._system_time
     # the node's clock reading lies between two readings of its ROS clock (system time)
     before = harness.node.get_clock().now().nanoseconds
-    now = harness.node._now()
+    now = harness.node.now()
     after = harness.node.get_clock().now().nanoseconds
     assert before * 1e-9 - 1e-6 <= now <= after * 1e-9 + 1e-6
 

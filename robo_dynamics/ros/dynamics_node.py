@@ -45,7 +45,7 @@ import threading
 import time
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock_type import ClockType
@@ -70,6 +70,7 @@ from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
 from ..control.limits import clamp_effort
 from ..control.momentum_observer import UNKNOWN, external_wrench
+from ..control.health import InputRate
 from ..control.settings import controller_settings, thresholds
 from ..control.solver_set import (CROSS_CHECKED, CheckingSolvers, build_solver_set,
                                   model_with)
@@ -79,7 +80,7 @@ from ..control.pose_recording import PoseRecording, TimedRecording
 from ..control.state_derivatives import velocities_and_accelerations
 from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
-from . import conversions, markers, parameters
+from . import conversions, diagnostics, markers, parameters
 from .chain import command_index, load_chain, start_up_payload
 from .effort_output import EffortOutput
 from .identification_action import IdentificationAction
@@ -133,7 +134,7 @@ class DynamicsNode(Node):
         self._cross_check_due = False   # set by the cross-check timer
         self._cross_check_steps = None  # the cross-check under way, a step per state
         self.cross_check_off = None     # why there is no cross-check (no second backend)
-        self.rate_window = collections.deque(maxlen=20_000)  # receipt times of accepted messages
+        self.input_rate = InputRate()   # of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
         self.observer_seconds = collections.deque(maxlen=2000)   # the observer's part of them
         self.command_seconds = collections.deque(maxlen=2000)    # their start → command out
@@ -334,6 +335,9 @@ class DynamicsNode(Node):
             if rate > 0.0:
                 self._periodic[name] = self.create_timer(1.0 / rate, callback)
 
+    def _publish_diagnostics(self):
+        diagnostics.publish(self, self.pub_diagnostics)
+
     # -- the hot path ------------------------------------------------------------------------
     def _on_joint_state(self, msg):
         if self._model_changes:
@@ -358,13 +362,13 @@ class DynamicsNode(Node):
             self.controller.observer_seconds = 0.0
 
     def _handle_joint_state(self, msg, started):
-        now = self._now()
+        now = self.now()
         try:
             stamp = msg.header.stamp
             cycle = self.controller.step(msg.name, msg.position, msg.velocity, msg.effort, now,
                                          stamp.sec + 1e-9 * stamp.nanosec)
         except Exception as exc:  # a numerical failure must not take the node down
-            self._computation_failed(exc)
+            self.computation_failed(exc)
             return
         if cycle.rejected is not None:
             self.rejected_reason = cycle.rejected
@@ -373,14 +377,14 @@ class DynamicsNode(Node):
                 f"{cycle.rejected}", throttle_duration_sec=THROTTLE)
             return
         self.received += 1
-        self.rate_window.append(now)
+        self.input_rate.received(now)
         for event in cycle.events:
             self.report(event)
         if cycle.command is not None:
             try:
                 self._publish(msg.header.stamp, cycle, now, started)
             except Exception as exc:
-                self._computation_failed(exc)
+                self.computation_failed(exc)
             if self._recording is not None:
                 self._record(now)
         if self._cross_check_due or self._cross_check_steps is not None:
@@ -411,7 +415,7 @@ class DynamicsNode(Node):
         On simulated time one not ready yet is waited for (outside the lock): it then takes
         effect on the same state on every machine. On the system clock it takes effect on
         the first state after it is ready: a joint state never waits for one."""
-        now = self._now()
+        now = self.now()
         while self._model_changes and self._model_changes[0].at <= now:
             item = self._model_changes[0]
             if not item.change.done():
@@ -546,7 +550,7 @@ class DynamicsNode(Node):
             msg.level = max((level for level in levels if level != UNKNOWN), default=0)
             self.pub_contact.publish(msg)
 
-    def _computation_failed(self, exc, what="dynamics"):
+    def computation_failed(self, exc, what="dynamics"):
         """Count and report (throttled) a computation or publication that raised."""
         if not self.context.ok():   # shutting down (Ctrl-C): publishing fails, nothing to say
             return
@@ -585,7 +589,7 @@ class DynamicsNode(Node):
         for hundreds of points, which a joint state must not wait for), admitted under it."""
         if self.controller is None:
             return
-        now, names = self._now(), list(self.model.joint_names)
+        now, names = self.now(), list(self.model.joint_names)
         try:
             motion = conversions.trajectory_from_msg(msg, names, now)
         except ValueError as exc:
@@ -611,7 +615,7 @@ class DynamicsNode(Node):
         except ValueError as exc:
             self.report(self.controller.refuse(f"desired state rejected: {exc}"))
             return
-        self.report(self.controller.desire(SetPoint(q, qd), self._now()))
+        self.report(self.controller.desire(SetPoint(q, qd), self.now()))
 
     def _cross_check_step(self):
         """One step of the cross-check per joint state (one quantity on one backend), after
@@ -633,7 +637,7 @@ class DynamicsNode(Node):
                 steps.step()
         except Exception as exc:
             self._cross_check_steps = None
-            self._computation_failed(exc, "cross-check")
+            self.computation_failed(exc, "cross-check")
             return
         if steps.done:
             self.cross_check_result = steps.report
@@ -658,7 +662,7 @@ class DynamicsNode(Node):
                 result = solver.operational_space(q, np.zeros_like(q))
                 tau_g = solver.gravity(q)
             except Exception as exc:
-                self._computation_failed(exc, "markers")
+                self.computation_failed(exc, "markers")
                 return
         try:
             header = Header(stamp=self.get_clock().now().to_msg(), frame_id=model.base_link)
@@ -673,138 +677,7 @@ class DynamicsNode(Node):
                 self.pub_wrench.publish(msg)
         except Exception as exc:
             with self.lock:
-                self._computation_failed(exc, "markers")
-
-    def _publish_diagnostics(self):
-        """/diagnostics at diagnostics_rate. The node's state is read under the node's lock
-        (Λ's condition number computed there when the joint-state thread has not); the
-        timing percentiles, the message and its publication, a millisecond or more in all,
-        outside it, so that a joint state never waits for them."""
-        with self.lock:
-            status, values, timings = self._diagnostics_state()
-        for what, seconds in timings:
-            if seconds:
-                times = np.sort(np.array(seconds)) * 1e6
-                rank = times[np.minimum(len(times) - 1,
-                                        (np.array([0.5, 0.99]) * len(times)).astype(int))]
-                values.update({f"{what}_p50_us": f"{rank[0]:.1f}",
-                               f"{what}_p99_us": f"{rank[1]:.1f}",
-                               f"{what}_max_us": f"{times[-1]:.1f}",
-                               f"{what}_samples": str(len(times))})
-        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        self.pub_diagnostics.publish(DiagnosticArray(
-            header=Header(stamp=self.get_clock().now().to_msg()), status=[status]))
-
-    def _diagnostics_state(self):
-        """(DiagnosticStatus without values, values {key: text}, timings [(what, seconds)]):
-        what /diagnostics reports, read under the node's lock."""
-        now = self._now()
-        status = DiagnosticStatus(name="robo_dynamics: dynamics_node", hardware_id="")
-        values, timings = {}, []
-        if self.model is None:
-            status.level, status.message = DiagnosticStatus.WARN, "no robot description yet"
-        else:
-            status.hardware_id = self.model.name
-            controller, merger = self.controller, self.controller.merger
-            counts, timeout = controller.counts, controller.settings.stale_timeout
-            age = merger.age(now) if merger.complete() else math.inf
-            window = self.rate_window      # receipts of the last second are kept
-            if window and now < window[-1]:          # the clock went back: a new timeline
-                window.clear()
-            while window and now - window[0] > 1.0:
-                window.popleft()
-            worst = max((d.max_rel for d in self.cross_check_result.values()), default=0.0)
-            tolerance = self.get_parameter("cross_check_tolerance").value
-            self._update_condition(now)
-            values = {
-                "backend": self.solver.name, "input_rate_hz": f"{len(window):.0f}",
-                "state_age_s": f"{age:.4f}", "messages_accepted": str(self.received),
-                "messages_rejected": str(merger.rejected),
-                "last_rejection": self.rejected_reason,
-                "mode": controller.mode, "hold_reason": controller.hold_reason,
-                "hold_failed": controller.halted,
-                "commands": str(counts["commands"]),
-                "commands_clamped": str(counts["clamped"]),
-                "commands_rate_limited": str(counts["rate_limited"]),
-                "desired_motions_refused": str(counts["refused"]),
-                "faults": str(counts["faults"]), "stale_stops": str(counts["stale"]),
-                "last_event": (controller.last_event.message if controller.last_event
-                               else ""),
-                "computation_errors": str(self.errors),
-                "external_torque_observer": self._observer_status(),
-                "collisions": str(counts["collisions"]),
-                "lambda_condition_number": f"{self.last_condition:.4g}",
-                "near_singular": str(self.last_near_singular),
-                "cross_check_max_relative_difference": f"{worst:.3g}",
-                "cross_check": ("off: " + self.cross_check_off if self.checker is None
-                                else f"{self.checker.name} against {self.solver.name}"),
-                "joint_state_thread": (self.joint_states.scheduling if self.joint_states
-                                       else "not started"),
-                "model_warnings": str(len(self.model.warnings)),
-            }
-            for i, note in enumerate(self.model.warnings, start=1):
-                values[f"model_warning_{i}"] = note
-            timings = [(what, list(seconds)) for what, seconds in (
-                ("callback", self.callback_seconds), ("command", self.command_seconds),
-                ("observer", self.observer_seconds))]
-            for name, diff in self.cross_check_result.items():
-                values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
-            stale = merger.stale_joints(now, timeout)
-            if worst > tolerance:
-                status.level = DiagnosticStatus.ERROR
-                status.message = (f"backends disagree: relative difference {worst:.3g} > "
-                                  f"{tolerance:g}")
-            elif controller.halted:
-                status.level = DiagnosticStatus.ERROR
-                status.message = f"commands stopped: safe hold failed: {controller.halted}"
-            elif controller.mode == core.HOLD:
-                status.level = DiagnosticStatus.ERROR
-                status.message = f"safe hold: {controller.hold_reason}"
-            elif not merger.complete():
-                status.level = DiagnosticStatus.WARN
-                status.message = f"waiting for joint states of {stale}"
-            elif stale:
-                status.level = DiagnosticStatus.WARN
-                status.message = f"stale joint states (> {timeout} s) for {stale}: " \
-                                 "commands stopped"
-            elif self.last_near_singular:
-                status.level, status.message = DiagnosticStatus.WARN, "near a singularity"
-            else:
-                status.level = DiagnosticStatus.OK
-                status.message = f"publishing ({controller.mode})"
-                if self.model.warnings:
-                    status.message += (f"; {len(self.model.warnings)} warning(s) about the "
-                                       "robot description (model_warning_*)")
-        return status, values, timings
-
-    def _update_condition(self, now):
-        """Λ's condition number and near_singular at the latest state, unless the
-        joint-state thread has computed them within the last REFRESH seconds (Λ
-        subscribed): for /diagnostics. Under the node's lock."""
-        controller = self.controller
-        if (0.0 <= now - self.condition_at <= REFRESH or not controller.merger.complete()):
-            return
-        try:
-            q = controller.merger.q
-            result = operational_space(self.solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED),
-                                       M_inv=self.solver.mass_matrix_inverse_unchecked(q))
-        except Exception as exc:
-            self._computation_failed(exc, "Λ for /diagnostics")
-            return
-        self.last_condition, self.last_near_singular = (result.condition_number,
-                                                        result.near_singular)
-        self.condition_at = now
-
-    def _observer_status(self):
-        """One line for /diagnostics: off, or on and which joints have no estimate."""
-        controller = self.controller
-        if controller.observer is None:
-            return "off (observer_gain 0)"
-        missing = [name for name, tau in zip(self.model.joint_names,
-                                             controller.measured_torque()) if math.isnan(tau)]
-        if missing:
-            return f"on; no estimate for {missing}: no effort in their joint states"
-        return f"on; collision_reaction {controller.settings.collision_reaction}"
+                self.computation_failed(exc, "markers")
 
     # -- payloads -------------------------------------------------------------------------
     def apply_payload(self, link, mass, com, inertia):
@@ -863,10 +736,6 @@ class DynamicsNode(Node):
         self.pub_payload.publish(msg)
 
     # -- payload identification (the action: identification_action.py) -----------------------
-    def now(self):
-        """The node's clock [s]: the time of its controller and of a PoseRecording."""
-        return self._now()
-
     def begin_pose_recording(self, goal):
         """Plan the poses of an IdentifyPayload goal and start driving the arm through them:
         (PoseRecording, the solver to fit with: the arm without a payload at goal.link, the
@@ -903,11 +772,11 @@ class DynamicsNode(Node):
         changes = not goal.tare and self.get_parameter("allow_model_changes").value
         if goal.duration:                                              # outside the lock
             with self.lock:
-                run = self._recording = TimedRecording(self._now(), goal.duration)
+                run = self._recording = TimedRecording(self.now(), goal.duration)
                 return run, fit_solver, original, self._schedule_changes(run, [])
         poses = self._identification_poses(goal, q, fit_solver)
         with self.lock:
-            now = self._now()
+            now = self.now()
             run = PoseRecording(self.controller.merger.q, poses, now, *timing)
             fault = self._too_fast(run.trajectory)
             event = (self.controller.refuse(f"identification poses refused: {fault}") if fault
@@ -1011,7 +880,7 @@ class DynamicsNode(Node):
                 return
             merger = self.controller.merger
             event = self.controller.desire(SetPoint(merger.q.copy(), np.zeros(self.model.dof)),
-                                           self._now())
+                                           self.now())
         self.report(event)
 
     def finish_pose_recording(self, run, fit_solver, goal, result, final):
@@ -1075,10 +944,10 @@ class DynamicsNode(Node):
         return message
 
     def _stamp_now(self):
-        """The node's clock (_now) as a builtin_interfaces/Time."""
-        return Time(nanoseconds=round(self._now() * 1e9)).to_msg()
+        """The node's clock (now) as a builtin_interfaces/Time."""
+        return Time(nanoseconds=round(self.now() * 1e9)).to_msg()
 
-    def _now(self):
+    def now(self):
         """The node's clock in seconds. Without simulated time that is the system clock
         (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() is slower
         (BENCHMARKS.md, "Design measurements"). Whether /clock drives the clock is re-read

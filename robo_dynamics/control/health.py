@@ -1,0 +1,80 @@
+"""The node's health as /diagnostics reports it: the input rate, timing percentiles, and the
+status level with its one-line message. No ROS here: ros/diagnostics.py turns these into a
+DiagnosticStatus.
+"""
+
+import collections
+import math
+
+import numpy as np
+
+from . import controller as core
+
+OK, WARN, ERROR = "ok", "warn", "error"
+
+
+class InputRate:
+    """Receipt times [s] of accepted messages; how many arrived within the last second."""
+
+    def __init__(self, capacity=20_000):
+        self._times = collections.deque(maxlen=capacity)
+
+    def received(self, now):
+        self._times.append(now)
+
+    def per_second(self, now):
+        times = self._times
+        if times and now < times[-1]:          # the clock went back: a new timeline
+            times.clear()
+        while times and now - times[0] > 1.0:
+            times.popleft()
+        return len(times)
+
+
+def percentiles(what, seconds):
+    """{what_p50_us, what_p99_us, what_max_us, what_samples} (text) of durations [s]; {}
+    when there are none."""
+    if not len(seconds):
+        return {}
+    times = np.sort(np.asarray(seconds, dtype=float)) * 1e6
+    rank = times[np.minimum(len(times) - 1, (np.array([0.5, 0.99]) * len(times)).astype(int))]
+    return {f"{what}_p50_us": f"{rank[0]:.1f}", f"{what}_p99_us": f"{rank[1]:.1f}",
+            f"{what}_max_us": f"{times[-1]:.1f}", f"{what}_samples": str(len(times))}
+
+
+def status(controller, now, disagreement, tolerance, near_singular, model_warnings):
+    """(level, message) of a configured node, the most serious first: the backends disagree
+    (`disagreement`, the cross-check's largest relative difference, beyond `tolerance`), the
+    hold failed, a safe hold, joint states missing or stale, near a singularity, else OK."""
+    merger, timeout = controller.merger, controller.settings.stale_timeout
+    stale = merger.stale_joints(now, timeout)
+    if disagreement > tolerance:
+        return ERROR, (f"backends disagree: relative difference {disagreement:.3g} > "
+                       f"{tolerance:g}")
+    if controller.halted:
+        return ERROR, f"commands stopped: safe hold failed: {controller.halted}"
+    if controller.mode == core.HOLD:
+        return ERROR, f"safe hold: {controller.hold_reason}"
+    if not merger.complete():
+        return WARN, f"waiting for joint states of {stale}"
+    if stale:
+        return WARN, f"stale joint states (> {timeout} s) for {stale}: commands stopped"
+    if near_singular:
+        return WARN, "near a singularity"
+    message = f"publishing ({controller.mode})"
+    if model_warnings:
+        message += (f"; {model_warnings} warning(s) about the robot description "
+                    "(model_warning_*)")
+    return OK, message
+
+
+def observer_line(controller, joint_names):
+    """One line on the external-torque observer: off, or on and which joints have no
+    estimate (no effort in their joint states)."""
+    if controller.observer is None:
+        return "off (observer_gain 0)"
+    missing = [name for name, tau in zip(joint_names, controller.measured_torque())
+               if math.isnan(tau)]
+    if missing:
+        return f"on; no estimate for {missing}: no effort in their joint states"
+    return f"on; collision_reaction {controller.settings.collision_reaction}"

@@ -1,0 +1,72 @@
+"""control/health.py without ROS: the input rate, the timing percentiles and the order in
+which /diagnostics names what is wrong."""
+
+import types
+
+import numpy as np
+
+from robo_dynamics.control import controller as core
+from robo_dynamics.control import health
+
+
+def test_input_rate_counts_the_last_second_and_restarts_when_the_clock_goes_back():
+    rate = health.InputRate()
+    for k in range(2000):                 # 1 kHz for 2 s
+        rate.received(k * 1e-3)
+    assert rate.per_second(1.9995) == 1000
+    assert rate.per_second(5.0) == 0
+    for k in range(10):
+        rate.received(100.0 + k * 0.01)
+    assert rate.per_second(0.5) == 0      # simulated time restarted: a new timeline
+    rate.received(0.6)
+    assert rate.per_second(0.6) == 1
+
+
+def test_percentiles_of_known_durations():
+    seconds = np.random.default_rng(3).permutation(np.arange(1, 101)) * 1e-6   # 1..100 µs
+    values = health.percentiles("callback", seconds)
+    assert values == {"callback_p50_us": "51.0", "callback_p99_us": "100.0",
+                      "callback_max_us": "100.0", "callback_samples": "100"}
+    assert health.percentiles("command", []) == {}
+
+
+class _Merger:
+    def __init__(self, complete=True, stale=()):
+        self._complete, self._stale = complete, list(stale)
+
+    def stale_joints(self, now, timeout):
+        return self._stale
+
+    def complete(self):
+        return self._complete
+
+
+def _controller(mode=core.GRAVITY, halted="", merger=None):
+    return types.SimpleNamespace(mode=mode, halted=halted, hold_reason="velocity fault",
+                                 merger=merger or _Merger(),
+                                 settings=types.SimpleNamespace(stale_timeout=0.1))
+
+
+def test_the_most_serious_condition_is_named_first():
+    everything = dict(disagreement=1e-3, tolerance=1e-6, near_singular=True,
+                      model_warnings=2)
+    cases = [   # (controller, arguments) → level, start of the message
+        (_controller(core.HOLD, "still moving", _Merger(False, ["a"])), everything,
+         health.ERROR, "backends disagree"),
+        (_controller(core.HOLD, "still moving"), {**everything, "disagreement": 0.0},
+         health.ERROR, "commands stopped: safe hold failed"),
+        (_controller(core.HOLD), {**everything, "disagreement": 0.0},
+         health.ERROR, "safe hold: velocity fault"),
+        (_controller(merger=_Merger(False, ["a"])), {**everything, "disagreement": 0.0},
+         health.WARN, "waiting for joint states of ['a']"),
+        (_controller(merger=_Merger(True, ["a"])), {**everything, "disagreement": 0.0},
+         health.WARN, "stale joint states (> 0.1 s) for ['a']"),
+        (_controller(), {**everything, "disagreement": 0.0}, health.WARN,
+         "near a singularity"),
+        (_controller(core.TRACKING), {**everything, "disagreement": 0.0,
+                                      "near_singular": False},
+         health.OK, "publishing (tracking); 2 warning(s)"),
+    ]
+    for controller, arguments, level, message in cases:
+        got = health.status(controller, 0.0, **arguments)
+        assert got[0] == level and got[1].startswith(message), (got, message)
