@@ -464,7 +464,7 @@ def test_simulated_time_drives_staleness_and_the_node_clock(harness):
     tick(1000.0)
     harness.stream("gravity")
     harness.settle()          # every state sent is taken: none arrives after the jump below
-    harness.spin_until(lambda: harness.node._system_time is False and
+    harness.spin_until(lambda: harness.node.outputs.system_time is False and
                        abs(harness.node.now() - 1000.0) < 1e-6)
     assert abs(harness.node.now() - 1000.0) < 1e-6
     timeout = harness.node.get_parameter("stale_timeout").value
@@ -491,7 +491,7 @@ def test_a_state_is_handled_on_the_clock_sent_before_it(harness):
 
 def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
     harness.stream("gravity", count=3)
-    assert harness.node._system_time
+    assert harness.node.outputs.system_time
     # the node's clock reading lies between two readings of its ROS clock (system time)
     before = harness.node.get_clock().now().nanoseconds
     now = harness.node.now()
@@ -882,13 +882,13 @@ def test_a_subscriber_that_comes_after_simulated_time_went_back_gets_the_command
         if subscription.topic_name == topic:
             harness.peer.destroy_subscription(subscription)
     assert harness.spin_until(
-        lambda: harness.node.pub_command_state.get_subscription_count() == 0)
+        lambda: harness.node.outputs.command_state.get_subscription_count() == 0)
     clock.publish(Clock(clock=Time(seconds=1000.0).to_msg()))
     harness.stream("gravity", count=5)                     # counted at t = 1000 s: nobody
     late = []
     harness.peer.create_subscription(JointState, topic, late.append, 10)
     assert harness.spin_until(
-        lambda: harness.node.pub_command_state.get_subscription_count() == 1)
+        lambda: harness.node.outputs.command_state.get_subscription_count() == 1)
     for k in range(50):                                     # simulated time restarts at 100 s
         clock.publish(Clock(clock=Time(seconds=100.0 + 0.01 * k).to_msg()))
         harness.stream("gravity")

@@ -102,7 +102,7 @@ def test_without_a_lambda_subscriber_diagnostics_still_tells_the_condition_numbe
         reported(SINGULAR["wrist"], lambda s: value(s, "near_singular") == "True"
                  and float(value(s, "lambda_condition_number")) > KAPPA_MAX
                  and s.level == s.WARN and s.message == "near a singularity")
-        assert not h.node.pub_lambda.get_subscription_count()
+        assert not h.node.outputs.lambda_.get_subscription_count()
     finally:
         h.close()
 

@@ -12,10 +12,10 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_msgs.msg import Header
 
 from ..control import health
+from .outputs import REFRESH
 
 LEVELS = {health.OK: DiagnosticStatus.OK, health.WARN: DiagnosticStatus.WARN,
           health.ERROR: DiagnosticStatus.ERROR}
-REFRESH = 0.1     # s: Λ's condition number from the joint-state thread younger than this is used
 
 
 def publish(node, publisher):

@@ -45,60 +45,49 @@ import threading
 import time
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import InertiaStamped, WrenchStamped
+from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.clock_type import ClockType
-from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import serialize_message
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, Header, String
+from std_msgs.msg import Header, String
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from rclpy.serialization import serialize_message
-from robo_dynamics_interfaces.msg import ContactState, ControllerEvent, OperationalSpaceInertia
+from robo_dynamics_interfaces.msg import ControllerEvent
 
 from .. import make_solver
-from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
-from ..algorithms.operational_space import operational_space
 from ..backends.cross_check import CrossCheckSteps
 from ..control import controller as core
+from ..control.health import InputRate
 from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
-from ..control.limits import clamp_effort
-from ..control.momentum_observer import UNKNOWN, external_wrench
-from ..control.health import InputRate
-from ..control.settings import controller_settings, thresholds
-from ..control.solver_set import (CROSS_CHECKED, CheckingSolvers, build_solver_set,
-                                  model_with)
 from ..control.payload_identification import (SIGNIFICANT, identify_payload,
                                               provisional_payload, static_poses)
 from ..control.pose_recording import PoseRecording, TimedRecording
+from ..control.settings import controller_settings, thresholds
+from ..control.solver_set import (CROSS_CHECKED, CheckingSolvers, build_solver_set,
+                                  model_with)
 from ..control.state_derivatives import velocities_and_accelerations
 from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
 from . import conversions, diagnostics, markers, parameters
 from .chain import command_index, load_chain, start_up_payload
-from .effort_output import EffortOutput
 from .identification_action import IdentificationAction
 from .joint_state_thread import JointStateThread
+from .outputs import Outputs
 from .services import DynamicsServices
 from .spin import run
 
 THROTTLE = 2.0            # seconds between repeated warnings
-REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
-PAYLOAD_DEPTH = 10              # ~/payload: changes kept for late subscribers
 DEFAULT_POSES, MAX_POSES = 8, 50   # ~/identify_payload
 MAX_RECORD_SECONDS = 120.0         # ~/identify_payload with a duration
 MODEL_CHANGE_WAIT = 60.0        # s of wall time a simulated-time loop waits for a model change
 MODEL_CHANGE_DELAY = 0.1        # s after its data that an identification's model change acts
 IDENTIFY_VELOCITY_SHARE = 0.5   # of each joint's velocity bound: the fastest a planned move goes
 BACKGROUND_NICE = 10            # the background thread's nice value above the process's
-EVENT_LEVEL = {core.INFO: ControllerEvent.INFO, core.WARN: ControllerEvent.WARN,
-               core.ERROR: ControllerEvent.ERROR}
 
 
 def _exclusive(callback):
@@ -150,37 +139,7 @@ class DynamicsNode(Node):
         self.background = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="dynamics_node_background", initializer=_lower_priority)
 
-        # outputs without rclpy's default QoS-event handlers: each is an entity the executor
-        # polls on every message (BENCHMARKS.md, "Design measurements"); a subscriber with
-        # incompatible QoS is still reported, by its own node
-        output = functools.partial(self.create_publisher,
-                                   event_callbacks=PublisherEventCallbacks(
-                                       use_default_callbacks=False))
-        self.pub_command = output(Float64MultiArray, "~/commands", 10)
-        self.pub_command_state = output(JointState, "~/commanded_torques", 10)
-        self.pub_gravity = output(JointState, "~/gravity_torques", 10)
-        self.pub_lambda = output(OperationalSpaceInertia, "~/operational_space_inertia", 10)
-        self.pub_markers = output(MarkerArray, "~/markers", 1)
-        self.pub_wrench = output(WrenchStamped, "~/tip_wrench", 1)
-        self.pub_external = output(JointState, "~/external_joint_torques", 10)
-        self.pub_external_wrench = output(WrenchStamped, "~/external_wrench", 10)
-        self.pub_contact = output(ContactState, "~/contact_state", 10)
-        self.pub_diagnostics = output(DiagnosticArray, "/diagnostics", 10)
-        # events are rare and matter to whoever looks later: reliable, the last 20 kept
-        self.pub_events = self.create_publisher(ControllerEvent, "~/events", QoSProfile(
-            depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-            reliability=ReliabilityPolicy.RELIABLE))
-        # the payload in use, per link (the last PAYLOAD_DEPTH changes kept for late joiners)
-        self.pub_payload = self.create_publisher(InertiaStamped, "~/payload", QoSProfile(
-            depth=PAYLOAD_DEPTH, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-            reliability=ReliabilityPolicy.RELIABLE))
-        self._subscribed = dict.fromkeys((self.pub_command, self.pub_command_state,
-                                          self.pub_gravity, self.pub_lambda,
-                                          self.pub_external, self.pub_external_wrench,
-                                          self.pub_contact), False)
-        self._refreshed_at = -math.inf
-        self._command_sent = False     # the last command went to a subscriber
-        self._system_time = False      # until _refresh has looked at the clock
+        self.outputs = Outputs(self)
 
         self.create_subscription(JointTrajectory, "~/desired_trajectory", self._on_trajectory, 10)
         self.create_subscription(JointState, "~/desired_state", self._on_set_point, 10)
@@ -200,7 +159,7 @@ class DynamicsNode(Node):
         # the first publish of a message type costs tens of ms (type support is loaded):
         # pay it now with harmless messages, not in the middle of a command stream later
         self._publish_diagnostics()
-        self.pub_markers.publish(MarkerArray())
+        self.outputs.markers.publish(MarkerArray())
         serialize_message(ControllerEvent())    # loads its type support (first event later)
         # the hot path, on a thread of its own (joint_state_thread.py). Depth 10: a node that
         # falls behind skips to recent states instead of controlling from a backlog of old
@@ -243,17 +202,7 @@ class DynamicsNode(Node):
         self.payloads = {} if payload is None else {payload[0]: payload[1:]}
         if np.array_equal(self.command_index, np.arange(base.dof)):
             self.command_index = None      # commands in model order: no reordering
-        # messages reused on every cycle (the hot path only fills in numbers)
-        n = len(self.command_names)
-        self.out_command = EffortOutput(Float64MultiArray(), "data", n)
-        self.out_command_state = EffortOutput(JointState(name=self.command_names), "effort", n)
-        self.out_gravity = EffortOutput(JointState(name=self.command_names), "effort", n)
-        self.out_lambda = OperationalSpaceInertia(
-            header=Header(frame_id=base.base_link), tip_frame=base.tip_link)
-        self.out_external = EffortOutput(JointState(name=list(base.joint_names)), "effort",
-                                         base.dof)
-        self.out_contact = ContactState(joint_names=list(base.joint_names))
-        self.out_wrench = WrenchStamped(header=Header(frame_id=base.base_link))
+        self.outputs.configure(base, self.command_index)
         self.model, self.solver, self.checker = self._build_solvers(self.payloads)
         self.wrench_damping = p["wrench_damping"]
         merger = JointStateMerger(base.joint_names, _joint_names_of(base.urdf_xml))
@@ -268,7 +217,7 @@ class DynamicsNode(Node):
         for note in base.warnings:
             self.get_logger().warning(f"robot description: {note}")
         for link, (mass, com, inertia) in self.payloads.items():
-            self._publish_payload(link, mass, com, inertia)
+            self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
 
     def _build_solvers(self, payloads):
         """(model, solver, checker) for the URDF chain with `payloads`, warmed up. Takes
@@ -336,7 +285,7 @@ class DynamicsNode(Node):
                 self._periodic[name] = self.create_timer(1.0 / rate, callback)
 
     def _publish_diagnostics(self):
-        diagnostics.publish(self, self.pub_diagnostics)
+        diagnostics.publish(self, self.outputs.diagnostics)
 
     # -- the hot path ------------------------------------------------------------------------
     def _on_joint_state(self, msg):
@@ -349,12 +298,12 @@ class DynamicsNode(Node):
         if self.controller is None:
             return
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        if stamp and stamp == self._commanded_stamp and not self._system_time:
+        if stamp and stamp == self._commanded_stamp and not self.outputs.system_time:
             self.duplicates += 1      # a simulation sent this state again: answered already
             return
         started = time.perf_counter()
-        self._command_sent = False
-        if self._handle_joint_state(msg, started) and self._command_sent:
+        self.outputs.command_sent = False
+        if self._handle_joint_state(msg, started) and self.outputs.command_sent:
             self._commanded_stamp = stamp
         self.callback_seconds.append(time.perf_counter() - started)
         if self.controller.observer_seconds:
@@ -471,84 +420,15 @@ class DynamicsNode(Node):
                     self._model_changes.remove(item)
 
     def _publish(self, stamp, cycle, now, started):
-        """The command first (what the arm is waiting for), then the gravity torques, the
-        external torques, then Λ. Each output is computed and published only when it has a
-        subscriber: publishing to nobody still costs the conversion and serialisation, and
-        J, M⁻¹ and Λ (half of the callback's time) would only delay the next joint state and
-        take the processor from whoever waits for the command. Without a subscriber to Λ,
-        /diagnostics computes its condition number itself. Subscriber counts are re-read
-        every REFRESH seconds, not per message, and whenever the clock went back (simulated
-        time restarting), else they would stay as they were until it caught up again; on
-        simulated time on every state (a simulation in lockstep that waits for the answer to
-        its last state sends no other to refresh them on).
-        started: perf_counter at the callback's start (the command's time is timed from it)."""
-        if not self._system_time or not 0.0 <= now - self._refreshed_at <= REFRESH:
-            self._refresh(now)
-        subscribed, index = self._subscribed, self.command_index
-        command = cycle.command if index is None else cycle.command[index]
-        if subscribed[self.pub_command]:
-            self.out_command.publish(self.pub_command, command)
-        if subscribed[self.pub_command_state]:
-            self.out_command_state.publish(self.pub_command_state, command, stamp)
-        self._command_sent = subscribed[self.pub_command] or subscribed[self.pub_command_state]
+        """The cycle's outputs (ros/outputs.py), the command first. started: perf_counter
+        at the callback's start (the command's time is timed from it)."""
+        self.outputs.publish_command(stamp, cycle, now)
         self.command_seconds.append(time.perf_counter() - started)
-        if subscribed[self.pub_gravity]:
-            gravity, _ = clamp_effort(cycle.gravity, self.controller.settings.effort_bound)
-            self.out_gravity.publish(self.pub_gravity,
-                                     gravity if index is None else gravity[index], stamp)
-        solver, q = self.solver, self.controller.merger.q
-        wrench = cycle.external is not None and subscribed[self.pub_external_wrench]
-        J = (solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED)
-             if wrench or subscribed[self.pub_lambda] else None)
-        if cycle.external is not None:
-            self._publish_external(stamp, cycle.external, J)
-        if not subscribed[self.pub_lambda]:
-            return
-        result = operational_space(J, M_inv=solver.mass_matrix_inverse_unchecked(q))
-        self.last_condition, self.last_near_singular = (result.condition_number,
-                                                        result.near_singular)
-        self.condition_at = now
-        if np.isfinite(result.Lambda).all():
-            msg = self.out_lambda
-            msg.header.stamp = stamp
-            msg.near_singular = result.near_singular
-            msg.condition_number = min(result.condition_number, conversions.CONDITION_CAP)
-            msg.lambda_matrix = result.Lambda.ravel()
-            self.pub_lambda.publish(msg)
-
-    def _publish_external(self, stamp, external, J):
-        """τ_ext, the tip wrench explaining it (J: the tip Jacobian, given when
-        ~/external_wrench has a subscriber) and the contact levels, to whoever listens.
-        A joint without a measured effort has no estimate: it is left out of
-        ~/external_joint_torques, UNKNOWN in ~/contact_state, and without every joint's
-        estimate there is no wrench."""
-        subscribed, tau = self._subscribed, external.torque
-        known = not np.isnan(tau).any()
-        if subscribed[self.pub_external]:
-            if known:
-                self.out_external.publish(self.pub_external, tau, stamp)
-            elif not np.isnan(tau).all():
-                have = np.flatnonzero(~np.isnan(tau))
-                self.pub_external.publish(JointState(
-                    header=Header(stamp=stamp),
-                    name=[self.model.joint_names[i] for i in have], effort=tau[have].tolist()))
-        if subscribed[self.pub_external_wrench] and known:
-            F = external_wrench(J, tau, self.wrench_damping)
-            msg = self.out_wrench
-            msg.header.stamp = stamp
-            force, torque = msg.wrench.force, msg.wrench.torque
-            (force.x, force.y, force.z, torque.x, torque.y, torque.z) = F.tolist()
-            self.pub_external_wrench.publish(msg)
-        if subscribed[self.pub_contact]:
-            s, msg = self.controller.settings, self.out_contact
-            levels = external.levels
-            msg.header.stamp = stamp
-            msg.levels = bytes(levels)
-            msg.residuals = tau if known else np.where(np.isnan(tau), 0.0, tau)
-            msg.contact_thresholds = s.contact_threshold
-            msg.collision_thresholds = s.collision_threshold
-            msg.level = max((level for level in levels if level != UNKNOWN), default=0)
-            self.pub_contact.publish(msg)
+        result = self.outputs.publish_rest(stamp, cycle, self.controller, self.wrench_damping)
+        if result is not None:         # Λ subscribed: /diagnostics need not compute it
+            self.last_condition, self.last_near_singular = (result.condition_number,
+                                                            result.near_singular)
+            self.condition_at = now
 
     def computation_failed(self, exc, what="dynamics"):
         """Count and report (throttled) a computation or publication that raised."""
@@ -569,19 +449,7 @@ class DynamicsNode(Node):
             logger.warning(event.message)
         else:
             logger.info(event.message)
-        msg = ControllerEvent(level=EVENT_LEVEL[event.level], kind=event.kind,
-                              mode=self.controller.mode, message=event.message)
-        msg.header.stamp = self._stamp_now()
-        self.pub_events.publish(msg)
-
-    def _refresh(self, now):
-        """Re-read what may change while running but is too dear to read per message: the
-        outputs' subscriber counts and whether simulated time drives the clock."""
-        self._subscribed = {pub: pub.get_subscription_count() > 0 for pub in self._subscribed}
-        self._refreshed_at = now
-        clock = self.get_clock()
-        self._system_time = (clock.clock_type != ClockType.STEADY_TIME
-                             and not getattr(clock, "ros_time_is_active", False))
+        self.outputs.publish_event(event, self.controller.mode, self._stamp_now())
 
     # -- desired motion ----------------------------------------------------------------------
     def _on_trajectory(self, msg):
@@ -667,14 +535,14 @@ class DynamicsNode(Node):
         try:
             header = Header(stamp=self.get_clock().now().to_msg(), frame_id=model.base_link)
             if np.all(np.isfinite(result.Lambda)):
-                self.pub_markers.publish(
+                self.outputs.markers.publish(
                     markers.marker_array(header, model, p_tip, result.Lambda, tau_g))
             wrench = R_tip.T @ result.gravity_wrench[:3], R_tip.T @ result.gravity_wrench[3:]
             msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=model.tip_link))
             (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = wrench[0].tolist()
             (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = wrench[1].tolist()
             if np.all(np.isfinite(result.gravity_wrench)):
-                self.pub_wrench.publish(msg)
+                self.outputs.tip_wrench.publish(msg)
         except Exception as exc:
             with self.lock:
                 self.computation_failed(exc, "markers")
@@ -717,7 +585,7 @@ class DynamicsNode(Node):
             self.cross_check_result = {}
             self._cross_check_steps = None
         self.report(event)
-        self._publish_payload(link, mass, com, inertia)
+        self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
         return message
 
     def check_payload_mass(self, mass):
@@ -726,14 +594,6 @@ class DynamicsNode(Node):
         if not (math.isfinite(mass) and 0.0 <= mass <= limit):
             raise ValueError(f"mass must be finite, >= 0 and <= max_payload_mass ({limit} kg), "
                              f"got {mass}")
-
-    def _publish_payload(self, link, mass, com, inertia):
-        """~/payload: the payload now at `link` (mass 0: none), in that link's frame."""
-        msg = InertiaStamped()
-        msg.header.stamp = self._stamp_now()
-        msg.header.frame_id = link
-        conversions.fill_inertia(msg.inertia, mass, com, inertia)
-        self.pub_payload.publish(msg)
 
     # -- payload identification (the action: identification_action.py) -----------------------
     def begin_pose_recording(self, goal):
@@ -951,9 +811,9 @@ class DynamicsNode(Node):
         """The node's clock in seconds. Without simulated time that is the system clock
         (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() is slower
         (BENCHMARKS.md, "Design measurements"). Whether /clock drives the clock is re-read
-        with the subscriber counts (every REFRESH s). With /clock, the joint-state thread's
+        with the subscriber counts (every outputs.REFRESH s). With /clock, the joint-state thread's
         clock: it has taken the /clock message sent before the state (joint_state_thread.py)."""
-        if self._system_time:
+        if self.outputs.system_time:
             return time.time()
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return clock.now().nanoseconds * 1e-9
