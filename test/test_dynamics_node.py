@@ -28,7 +28,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 import robo_dynamics as rd
 from robo_dynamics.backends.cross_check import CrossCheckSteps
 from robo_dynamics.ros import joint_state_thread
-from robo_dynamics.ros.dynamics_node import CROSS_CHECKED
+from robo_dynamics.control.solver_set import CROSS_CHECKED
 from robo_dynamics.control.rate_limit import MAX_INTERVAL
 from robo_dynamics_interfaces.msg import ControllerEvent
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,

@@ -434,7 +434,7 @@ def identify(sup, phase, progress):
     fitted and applied the payload (MODEL_CHANGE_DELAY after the last pose)."""
     from rclpy.action import ActionClient
     from robo_dynamics_interfaces.action import IdentifyPayload
-    from .dynamics_node import MODEL_CHANGE_DELAY
+    from ..control.identification_session import MODEL_CHANGE_DELAY
     client = ActionClient(sup.node, IdentifyPayload, "/dynamics_node/identify_payload")
     shown = [None]
 

@@ -58,19 +58,15 @@ from visualization_msgs.msg import MarkerArray
 
 from robo_dynamics_interfaces.msg import ControllerEvent
 
-from .. import make_solver
 from ..backends.cross_check import CrossCheckSteps
 from ..control import controller as core
 from ..control.health import InputRate
+from ..control.identification_session import IdentificationSession
 from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
-from ..control.payload_identification import (SIGNIFICANT, identify_payload,
-                                              provisional_payload, static_poses)
-from ..control.pose_recording import PoseRecording, TimedRecording
+from ..control.model_changes import ModelChangeSchedule
 from ..control.settings import controller_settings, thresholds
-from ..control.solver_set import (CROSS_CHECKED, CheckingSolvers, build_solver_set,
-                                  model_with)
-from ..control.state_derivatives import velocities_and_accelerations
+from ..control.solver_set import CROSS_CHECKED, CheckingSolvers, build_solver_set
 from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
 from . import conversions, diagnostics, markers, parameters
@@ -82,11 +78,7 @@ from .services import DynamicsServices
 from .spin import run
 
 THROTTLE = 2.0            # seconds between repeated warnings
-DEFAULT_POSES, MAX_POSES = 8, 50   # ~/identify_payload
-MAX_RECORD_SECONDS = 120.0         # ~/identify_payload with a duration
 MODEL_CHANGE_WAIT = 60.0        # s of wall time a simulated-time loop waits for a model change
-MODEL_CHANGE_DELAY = 0.1        # s after its data that an identification's model change acts
-IDENTIFY_VELOCITY_SHARE = 0.5   # of each joint's velocity bound: the fastest a planned move goes
 BACKGROUND_NICE = 10            # the background thread's nice value above the process's
 
 
@@ -128,12 +120,10 @@ class DynamicsNode(Node):
         self.observer_seconds = collections.deque(maxlen=2000)   # the observer's part of them
         self.command_seconds = collections.deque(maxlen=2000)    # their start → command out
         self.model = self.solver = self.checker = None
-        self._recording = None     # the PoseRecording of an identification under way
-        self._model_changes = collections.deque()   # (node time [s], Future): see
-        #                                              schedule_model_change
+        self.session = IdentificationSession()     # ~/identify_payload's
+        self.model_changes = ModelChangeSchedule(self._commit_payload)
         self._commanded_stamp = 0  # [ns] the stamp of the last state that gave a command
         self.duplicates = 0        # states sent again by a simulation (not answered twice)
-        self._tare = None          # (poses (K, n), mean torques (K, n)) of the last tare
         # long computations a service asks for run on a thread of lower priority (nice), so
         # that the joint-state thread and ROS's own threads get the processor first
         self.background = concurrent.futures.ThreadPoolExecutor(
@@ -289,7 +279,7 @@ class DynamicsNode(Node):
 
     # -- the hot path ------------------------------------------------------------------------
     def _on_joint_state(self, msg):
-        if self._model_changes:
+        if self.model_changes:
             self._apply_due_model_changes()
         with self.lock:
             self._on_joint_state_locked(msg)
@@ -334,25 +324,12 @@ class DynamicsNode(Node):
                 self._publish(msg.header.stamp, cycle, now, started)
             except Exception as exc:
                 self.computation_failed(exc)
-            if self._recording is not None:
-                self._record(now)
+            if self.session.recording is not None and not self.session.record(
+                    now, self.controller):
+                self.model_changes.drop()       # the arm left the poses
         if self._cross_check_due or self._cross_check_steps is not None:
             self._cross_check_step()
         return cycle.command is not None
-
-    def _record(self, now):
-        """Give the state to the identification's PoseRecording, or end it when the arm has
-        left its plan (a hold, another desired motion)."""
-        run, controller = self._recording, self.controller
-        if run.trajectory is None or (controller.motion is run.trajectory
-                                      and controller.mode == core.TRACKING):
-            merger = controller.merger
-            run.add(now, merger.q, merger.qd, controller.measured_torque())
-        else:
-            run.interrupted = (f"safe hold: {controller.hold_reason}" if controller.mode ==
-                               core.HOLD else "another desired motion replaced the poses")
-            self._recording = None
-            self._model_changes.clear()
 
     def _simulated_time(self):
         """Whether /clock drives the node's clock (the joint-state thread's)."""
@@ -360,64 +337,12 @@ class DynamicsNode(Node):
         return bool(getattr(clock, "ros_time_is_active", False))
 
     def _apply_due_model_changes(self):
-        """Swap in the model changes scheduled for now or earlier (schedule_model_change).
-        On simulated time one not ready yet is waited for (outside the lock): it then takes
-        effect on the same state on every machine. On the system clock it takes effect on
-        the first state after it is ready: a joint state never waits for one."""
-        now = self.now()
-        while self._model_changes and self._model_changes[0].at <= now:
-            item = self._model_changes[0]
-            if not item.change.done():
-                if not self._simulated_time():
-                    return
-                try:
-                    item.change.result(timeout=MODEL_CHANGE_WAIT)
-                except concurrent.futures.TimeoutError:
-                    self.get_logger().error(f"a model change due at t = {item.at:.3f} s was "
-                                            f"not ready after {MODEL_CHANGE_WAIT:g} s: "
-                                            "skipped")
-                    _resolve(item.change, None)
-            self._commit_scheduled(item)
-
-    def _commit_scheduled(self, item):
-        """Take `item` off the schedule and swap its change in (once, whichever thread
-        comes first); item.done then holds the sentence (None: nothing changed)."""
-        with self.lock:
-            if item not in self._model_changes:
-                return
-            self._model_changes.remove(item)
-        change = item.change.result() if item.change.done() else None
-        try:
-            item.done.set_result(None if change is None else self._commit_payload(change))
-        except Exception as exc:
-            item.done.set_exception(exc)
-
-    def schedule_model_change(self, at):
-        """A ScheduledChange: set its `change` Future to a prepared payload change
-        (prepare_payload) or None when it is ready; it takes effect at node time `at` [s]
-        (in the order scheduled), then `done` holds its sentence."""
-        item = ScheduledChange(at, concurrent.futures.Future(), concurrent.futures.Future())
-        self._model_changes.append(item)
-        return item
-
-    def await_model_change(self, item, timeout=MODEL_CHANGE_WAIT):
-        """The sentence of a scheduled change once in effect (None: no change). Without
-        joint states to carry it for `timeout` s of wall time, it is swapped in now."""
-        try:
-            return item.done.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
-            self._commit_scheduled(item)
-            return item.done.result(timeout=0) if item.done.done() else None
-
-    def end_model_changes(self, items):
-        """Drop the changes of `items` still scheduled (an identification ended), none left
-        unresolved for the joint-state thread to wait for."""
-        for item in items:
-            _resolve(item.change, None)
-        with self.lock:
-            for item in items:
-                if item in self._model_changes:
-                    self._model_changes.remove(item)
+        """The model changes scheduled for now or earlier (control/model_changes.py); on
+        simulated time one not ready yet is waited for, outside the lock."""
+        for at in self.model_changes.apply_due(self.now(), self._simulated_time(),
+                                               MODEL_CHANGE_WAIT):
+            self.get_logger().error(f"a model change due at t = {at:.3f} s was not ready "
+                                    f"after {MODEL_CHANGE_WAIT:g} s: skipped")
 
     def _publish(self, stamp, cycle, now, started):
         """The cycle's outputs (ros/outputs.py), the command first. started: perf_counter
@@ -595,214 +520,6 @@ class DynamicsNode(Node):
             raise ValueError(f"mass must be finite, >= 0 and <= max_payload_mass ({limit} kg), "
                              f"got {mass}")
 
-    # -- payload identification (the action: identification_action.py) -----------------------
-    def begin_pose_recording(self, goal):
-        """Plan the poses of an IdentifyPayload goal and start driving the arm through them:
-        (PoseRecording, the solver to fit with: the arm without a payload at goal.link, the
-        payload in use at goal.link: (mass, com, inertia) or None). ValueError with the
-        reason."""
-        timing = (goal.move_time or 3.0, goal.settle_time or 1.0, goal.record_time or 1.0)
-        with self.lock:
-            controller, model = self.controller, self.model
-            if controller is None:
-                raise ValueError("no robot description yet")
-            if self._recording is not None:
-                raise ValueError("an identification is already under way")
-            model.payload_frame(goal.link)        # a moving link or the tip, else refused
-            if goal.tare and goal.use_tare:
-                raise ValueError("tare and use_tare exclude each other")
-            if goal.duration and (goal.tare or goal.use_tare):
-                raise ValueError("a tare is recorded at poses: not with duration")
-            if not 0.0 <= goal.duration <= MAX_RECORD_SECONDS:
-                raise ValueError(f"duration must be 0 (poses) or up to {MAX_RECORD_SECONDS} s, "
-                                 f"got {goal.duration}")
-            if goal.use_tare and self._tare is None:
-                raise ValueError("use_tare: no tare recorded yet (a goal with tare: true)")
-            if not controller.running:
-                raise ValueError("no fresh joint states: the arm is not under control")
-            missing = [name for name, tau in zip(model.joint_names,
-                                                 controller.measured_torque()) if tau != tau]
-            if missing:
-                raise ValueError(f"the joint states carry no effort for {missing}: nothing "
-                                 "to identify from")
-            payloads = {k: v for k, v in self.payloads.items() if k != goal.link}
-            original = self.payloads.get(goal.link)
-            q = controller.merger.q.copy()
-        fit_solver = make_solver(model_with(self.urdf_model, payloads), "rnea")   # code generation:
-        changes = not goal.tare and self.get_parameter("allow_model_changes").value
-        if goal.duration:                                              # outside the lock
-            with self.lock:
-                run = self._recording = TimedRecording(self.now(), goal.duration)
-                return run, fit_solver, original, self._schedule_changes(run, [])
-        poses = self._identification_poses(goal, q, fit_solver)
-        with self.lock:
-            now = self.now()
-            run = PoseRecording(self.controller.merger.q, poses, now, *timing)
-            fault = self._too_fast(run.trajectory)
-            event = (self.controller.refuse(f"identification poses refused: {fault}") if fault
-                     else self.controller.desire(run.trajectory, now))
-            if event.kind == "tracking":
-                self._recording = run
-                refinements = [end for _, end in run.windows[:-1]] if changes else []
-                scheduled = self._schedule_changes(run, refinements)
-        self.report(event)
-        if event.kind != "tracking":
-            raise ValueError(event.message)
-        return run, fit_solver, original, scheduled
-
-    def _schedule_changes(self, run, refinements):
-        """The model changes of an identification, each MODEL_CHANGE_DELAY after the data it
-        rests on: a provisional payload after each recorded pose but the last (`refinements`:
-        their window ends), then the result: (list of ScheduledChange, the result's)."""
-        return ([self.schedule_model_change(end + MODEL_CHANGE_DELAY) for end in refinements],
-                self.schedule_model_change(run.end + MODEL_CHANGE_DELAY))
-
-    def _too_fast(self, trajectory):
-        """Why a planned identification motion is too fast (a joint beyond
-        IDENTIFY_VELOCITY_SHARE of its velocity bound), or None."""
-        times = np.arange(0.0, trajectory.times[-1], 0.01)
-        _, qd, _ = trajectory.sample_many(times)
-        bound = self.controller.settings.velocity_bound
-        peak = np.abs(qd).max(axis=0) if len(times) else np.zeros(len(bound))
-        over = np.flatnonzero(peak > IDENTIFY_VELOCITY_SHARE * bound)
-        if not over.size:
-            return None
-        j = over[0]
-        return (f"'{self.model.joint_names[j]}' would move at {peak[j]:.3g} rad/s, beyond "
-                f"{IDENTIFY_VELOCITY_SHARE:.0%} of its velocity bound {bound[j]:.3g}: give "
-                "a longer move_time or closer poses")
-
-    def refine_pose_recording(self, run, pose, fit_solver, goal, original, item):
-        """After pose `pose` (0-based) is recorded, before the last: set item.change (a
-        ScheduledChange of begin_pose_recording) to the payload the states of the poses so far suggest
-        (provisional_payload, at most max_payload_mass; the centre of mass of `original`,
-        the payload declared at the link before, until the poses show it), prepared, or
-        None. It takes effect MODEL_CHANGE_DELAY after that pose's window, on the same
-        joint state on every machine when the time is simulated, so that the arm carries
-        the payload better on the next moves: an unknown payload gives light wrist joints
-        tracking errors."""
-        change = None
-        try:
-            if not run.samples:              # nothing recorded yet (the states stopped)
-                return
-            q, qd, tau, index = run.arrays()
-            mine = index <= pose
-            guess = provisional_payload(fit_solver, goal.link, q[mine], qd[mine],
-                                        np.zeros_like(q[mine]), tau[mine],
-                                        (0.0, 0.0, 0.0) if original is None else original[1],
-                                        index[mine])
-            if guess is not None:
-                mass = min(guess[0], self.get_parameter("max_payload_mass").value)
-                change = self.prepare_payload(goal.link, mass, guess[1], np.zeros((3, 3)))
-        finally:
-            _resolve(item.change, change)
-
-    def restore_payload(self, link, payload):
-        """Put back the payload (mass, com, inertia) or none (None) at `link`, unless it is
-        still the one in use."""
-        with self.lock:
-            unchanged = self.payloads.get(link) is payload
-        if not unchanged and self.get_parameter("allow_model_changes").value:
-            self.apply_payload(link, *(payload or (0.0, np.zeros(3), np.zeros((3, 3)))))
-
-    def _identification_poses(self, goal, q, solver):
-        """The goal's poses (K, n) in model order: given, the tare's, or chosen."""
-        names, n = self.model.joint_names, self.model.dof
-        if goal.poses.points:
-            if len(goal.poses.points) > MAX_POSES:
-                raise ValueError(f"at most {MAX_POSES} poses, got {len(goal.poses.points)}")
-            index = order_of(list(goal.poses.joint_names), names, "poses joint_names")
-            poses = np.array([conversions.vector(point.positions, n,
-                                                 f"poses point {k} positions")[index]
-                              for k, point in enumerate(goal.poses.points)])
-            if goal.use_tare and not np.allclose(poses, self._tare[0], atol=1e-6):
-                raise ValueError("use_tare: the poses must be the tare's (or empty)")
-            return poses
-        if goal.use_tare:
-            return self._tare[0]
-        count = goal.pose_count or DEFAULT_POSES
-        if not 2 <= count <= MAX_POSES:
-            raise ValueError(f"pose_count must be 2 to {MAX_POSES}, got {count}")
-        # consecutive poses up to 2 × spread apart, a quintic move's peak speed 15/8 of the
-        # mean: every move well inside IDENTIFY_VELOCITY_SHARE of the velocity bound
-        reach = (0.9 * IDENTIFY_VELOCITY_SHARE * self.controller.settings.velocity_bound
-                 * (goal.move_time or 3.0) / (2.0 * 15.0 / 8.0))
-        return static_poses(solver, goal.link, q, np.minimum(pose_spread(n), reach), count)
-
-    def end_pose_recording(self, run):
-        """Stop recording (cancel); when the node drove the arm through poses, it holds
-        where it is."""
-        with self.lock:
-            if self._recording is not run:
-                return
-            self._recording = None
-            if run.trajectory is None:
-                return
-            merger = self.controller.merger
-            event = self.controller.desire(SetPoint(merger.q.copy(), np.zeros(self.model.dof)),
-                                           self.now())
-        self.report(event)
-
-    def finish_pose_recording(self, run, fit_solver, goal, result, final):
-        """After the recording: keep the tare, or fit the payload (and apply it through
-        `final`, the ScheduledChange due MODEL_CHANGE_DELAY after the recording). Fills the
-        IdentifyPayload result; returns its message. ValueError with the reason."""
-        with self.lock:
-            if self._recording is run:
-                self._recording = None
-        if run.trajectory is None:            # recorded while the arm moved: q̈ from q̇
-            times, q, qd, tau = run.arrays()
-            qd, qdd = velocities_and_accelerations(times, q, qd)
-            estimate = self.background.submit(identify_payload, fit_solver, goal.link, q, qd,
-                                               qdd, tau, None, goal.estimate_inertia).result()
-            return self._identified(estimate, goal, result, final)
-        if run.interrupted:
-            hint = ("; an unknown payload can pull light joints off the poses: declare an "
-                    "approximate one first (~/set_payload) or raise kp"
-                    if "tracking error" in run.interrupted else "")
-            raise ValueError(f"the poses were interrupted: {run.interrupted}{hint}")
-        q, qd, tau, pose = run.arrays()
-        if goal.tare:
-            self._tare = (run.poses, run.pose_means())
-            return f"tare recorded at {len(run.poses)} poses ({len(q)} joint states)"
-        tare = self._tare[1][pose] if goal.use_tare else None
-        estimate = self.background.submit(identify_payload, fit_solver, goal.link, q, qd,
-                                           np.zeros_like(q), tau, tare, False, pose).result()
-        return self._identified(estimate, goal, result, final)
-
-    def _identified(self, estimate, goal, result, final):
-        """Fill the IdentifyPayload result from a PayloadEstimate, apply it if asked (through
-        the ScheduledChange `final`); its message."""
-        conversions.fill_inertia(result.payload, estimate.mass, estimate.com, estimate.inertia)
-        result.mass_std = estimate.mass_std
-        result.com_std.x, result.com_std.y, result.com_std.z = estimate.com_std.tolist()
-        result.inertia_identified = estimate.inertia_identified
-        result.condition_number = estimate.condition_number
-        result.joint_names = list(self.model.joint_names)
-        result.rms_before = estimate.rms_before.tolist()
-        result.rms_after = estimate.rms_after.tolist()
-        result.samples = estimate.samples
-        message = (f"{estimate.mass:.4g} ± {estimate.mass_std:.2g} kg at "
-                   f"{np.array2string(estimate.com, precision=4)} m in '{goal.link}' "
-                   f"({estimate.reason})")
-        if goal.apply:      # what the fit cannot tell from zero is applied as zero: on a light
-            # last joint a tenth of a millimetre of centre of mass off its axis is a pull
-            found = np.abs(estimate.com) > SIGNIFICANT * estimate.com_std
-            try:
-                final.change.set_result(self.prepare_payload(
-                    goal.link, estimate.mass, np.where(found, estimate.com, 0.0),
-                    estimate.inertia))
-            except Exception:
-                _resolve(final.change, None)
-                raise
-            self.await_model_change(final)
-            result.applied = True
-            zeroed = [axis for axis, f in zip("xyz", found) if not f]
-            message += "; applied" + (f" (centre of mass {', '.join(zeroed)} within "
-                                      f"{SIGNIFICANT:g} standard deviations of 0: applied "
-                                      "as 0)" if zeroed else "")
-        return message
-
     def _stamp_now(self):
         """The node's clock (now) as a builtin_interfaces/Time."""
         return Time(nanoseconds=round(self.now() * 1e9)).to_msg()
@@ -818,30 +535,6 @@ class DynamicsNode(Node):
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return clock.now().nanoseconds * 1e-9
 
-
-
-ScheduledChange = collections.namedtuple("ScheduledChange", ["at", "change", "done"])
-ScheduledChange.__doc__ = """A model change due at node time `at` [s]: `change` (a Future of
-prepare_payload's change or None), `done` (a Future of the sentence once in effect)."""
-
-
-def _resolve(future, value):
-    """Set `future` to `value` unless it is set already (two threads may try)."""
-    try:
-        future.set_result(value)
-    except concurrent.futures.InvalidStateError:
-        pass
-
-
-def pose_spread(n):
-    """How far [rad or m] chosen identification poses go from the current pose, per joint:
-    the two wrist joints before the last turn the payload against gravity in every
-    direction; the last joint, the lightest, stays (the payload's unknown inertia would pull
-    it off the moves), the others stay near."""
-    spread = np.full(n, 0.2)
-    spread[-3:-1] = 0.6
-    spread[-1] = 0.0
-    return spread
 
 
 def _lower_priority():
