@@ -40,7 +40,7 @@ def _state(node):
     merger, counts = controller.merger, controller.counts
     status.hardware_id = model.name
     age = merger.age(now) if merger.complete() else math.inf
-    worst = max((d.max_rel for d in node.cross_check_result.values()), default=0.0)
+    worst = max((d.max_rel for d in node.cross_check.result.values()), default=0.0)
     _update_condition(node, now)
     values = {
         "backend": node.solver.name,
@@ -68,7 +68,7 @@ def _state(node):
     }
     for i, note in enumerate(model.warnings, start=1):
         values[f"model_warning_{i}"] = note
-    for name, diff in node.cross_check_result.items():
+    for name, diff in node.cross_check.result.items():
         values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
     level, status.message = health.status(
         controller, now, worst, node.get_parameter("cross_check_tolerance").value,

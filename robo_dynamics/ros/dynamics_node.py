@@ -45,28 +45,27 @@ import threading
 import time
 
 import numpy as np
-from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header, String
+from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from robo_dynamics_interfaces.msg import ControllerEvent
 
-from ..backends.cross_check import CrossCheckSteps
 from ..control import controller as core
+from ..control.cross_check_cycle import CrossCheckCycle
 from ..control.health import InputRate
 from ..control.identification_session import IdentificationSession
 from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
 from ..control.model_changes import ModelChangeSchedule
 from ..control.settings import controller_settings, thresholds
-from ..control.solver_set import CROSS_CHECKED, CheckingSolvers, build_solver_set
+from ..control.solver_set import CheckingSolvers, build_solver_set
 from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
 from . import conversions, diagnostics, markers, parameters
@@ -111,9 +110,7 @@ class DynamicsNode(Node):
         self.last_condition = math.nan    # of Λ⁻¹ = J M⁻¹ Jᵀ at the latest state: per state
         self.last_near_singular = False   # while Λ is subscribed, else by /diagnostics
         self.condition_at = -math.inf     # when they were computed (node clock, s)
-        self.cross_check_result = {}
-        self._cross_check_due = False   # set by the cross-check timer
-        self._cross_check_steps = None  # the cross-check under way, a step per state
+        self.cross_check = CrossCheckCycle()   # of the two backends, a step per state
         self.cross_check_off = None     # why there is no cross-check (no second backend)
         self.input_rate = InputRate()   # of accepted messages
         self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
@@ -263,8 +260,10 @@ class DynamicsNode(Node):
             self.wrench_damping = values["wrench_damping"]
 
     def _restart_timers(self):
-        rates = {"cross_check": (self.get_parameter("cross_check_rate").value, self._cross_check),
-                 "markers": (self.get_parameter("marker_rate").value, self._publish_markers),
+        rates = {"cross_check": (self.get_parameter("cross_check_rate").value,
+                                 self.cross_check.request),
+                 "markers": (self.get_parameter("marker_rate").value,
+                             lambda: markers.publish(self)),
                  "diagnostics": (self.get_parameter("diagnostics_rate").value,
                                  self._publish_diagnostics)}
         for name, (rate, callback) in rates.items():
@@ -327,8 +326,12 @@ class DynamicsNode(Node):
             if self.session.recording is not None and not self.session.record(
                     now, self.controller):
                 self.model_changes.drop()       # the arm left the poses
-        if self._cross_check_due or self._cross_check_steps is not None:
-            self._cross_check_step()
+        if self.cross_check.active:
+            try:
+                self.cross_check.step(self.checker, self.solver, self.controller.merger,
+                                      self.joint_states.giving_way)
+            except Exception as exc:
+                self.computation_failed(exc, "cross-check")
         return cycle.command is not None
 
     def _simulated_time(self):
@@ -410,68 +413,6 @@ class DynamicsNode(Node):
             return
         self.report(self.controller.desire(SetPoint(q, qd), self.now()))
 
-    def _cross_check_step(self):
-        """One step of the cross-check per joint state (one quantity on one backend), after
-        that state's outputs are published and on the normal scheduler (giving_way): a
-        cross-check never delays a command nor keeps a core from the process waiting for
-        it; it is spread over the next 2 len(CROSS_CHECKED) states, at the state taken when
-        it began."""
-        steps = self._cross_check_steps
-        if steps is None:
-            merger = self.controller.merger
-            if self.checker is None or not merger.complete():
-                return
-            self._cross_check_due = False
-            steps = self._cross_check_steps = CrossCheckSteps(
-                self.checker, self.solver, merger.q, merger.qd, np.zeros(self.model.dof),
-                CROSS_CHECKED)
-        try:
-            with self.joint_states.giving_way():
-                steps.step()
-        except Exception as exc:
-            self._cross_check_steps = None
-            self.computation_failed(exc, "cross-check")
-            return
-        if steps.done:
-            self.cross_check_result = steps.report
-            self._cross_check_steps = None
-
-    # -- periodic work -------------------------------------------------------------------------
-    def _cross_check(self):
-        """The cross-check timer only asks for one: the joint-state thread does it."""
-        self._cross_check_due = True
-
-    def _publish_markers(self):
-        """~/markers and ~/tip_wrench at marker_rate. The dynamics under the node's lock (the
-        solver is the joint-state thread's too); building and publishing the messages, most
-        of the time (about half a millisecond), outside it, so that a joint state never
-        waits for them."""
-        with self.lock:
-            if self.controller is None or not self.controller.running:
-                return
-            try:
-                q, model, solver = self.controller.merger.q.copy(), self.model, self.solver
-                R_tip, p_tip = solver.tip_pose(q)
-                result = solver.operational_space(q, np.zeros_like(q))
-                tau_g = solver.gravity(q)
-            except Exception as exc:
-                self.computation_failed(exc, "markers")
-                return
-        try:
-            header = Header(stamp=self.get_clock().now().to_msg(), frame_id=model.base_link)
-            if np.all(np.isfinite(result.Lambda)):
-                self.outputs.markers.publish(
-                    markers.marker_array(header, model, p_tip, result.Lambda, tau_g))
-            wrench = R_tip.T @ result.gravity_wrench[:3], R_tip.T @ result.gravity_wrench[3:]
-            msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=model.tip_link))
-            (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = wrench[0].tolist()
-            (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = wrench[1].tolist()
-            if np.all(np.isfinite(result.gravity_wrench)):
-                self.outputs.tip_wrench.publish(msg)
-        except Exception as exc:
-            with self.lock:
-                self.computation_failed(exc, "markers")
-
     # -- payloads -------------------------------------------------------------------------
     def apply_payload(self, link, mass, com, inertia):
         """Make (mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the centre of mass, in
@@ -507,8 +448,7 @@ class DynamicsNode(Node):
             self.model, self.solver, self.checker = built
             event = self.controller.replace_solver(self.solver, message)
             self.controller.configure(self._settings(self._values()))
-            self.cross_check_result = {}
-            self._cross_check_steps = None
+            self.cross_check.reset()
         self.report(event)
         self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
         return message

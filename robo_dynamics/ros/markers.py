@@ -3,7 +3,7 @@ joint's gravity torque. Frames are URDF link names, so markers line up with the 
 that robot_state_publisher broadcasts from the same description."""
 
 import numpy as np
-from geometry_msgs.msg import Point, Quaternion, Vector3
+from geometry_msgs.msg import Point, Quaternion, Vector3, WrenchStamped
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -87,3 +87,35 @@ def marker_array(header, model, tip_position, Lambda, tau_gravity):
     markers += centre_of_mass_markers(header, model)
     markers += torque_markers(header, model, tau_gravity)
     return MarkerArray(markers=markers)
+
+
+def publish(node):
+    """~/markers and ~/tip_wrench of `node` (a DynamicsNode) at the latest state. The
+    dynamics under the node's lock (the solver is the joint-state thread's too); building
+    and publishing the messages, most of the time (about half a millisecond), outside it, so
+    that a joint state never waits for them."""
+    with node.lock:
+        if node.controller is None or not node.controller.running:
+            return
+        try:
+            q, model, solver = node.controller.merger.q.copy(), node.model, node.solver
+            R_tip, p_tip = solver.tip_pose(q)
+            result = solver.operational_space(q, np.zeros_like(q))
+            tau_g = solver.gravity(q)
+        except Exception as exc:
+            node.computation_failed(exc, "markers")
+            return
+    try:
+        header = Header(stamp=node.get_clock().now().to_msg(), frame_id=model.base_link)
+        if np.all(np.isfinite(result.Lambda)):
+            node.outputs.markers.publish(marker_array(header, model, p_tip, result.Lambda,
+                                                      tau_g))
+        force, torque = R_tip.T @ result.gravity_wrench[:3], R_tip.T @ result.gravity_wrench[3:]
+        msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=model.tip_link))
+        (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = force.tolist()
+        (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = torque.tolist()
+        if np.all(np.isfinite(result.gravity_wrench)):
+            node.outputs.tip_wrench.publish(msg)
+    except Exception as exc:
+        with node.lock:
+            node.computation_failed(exc, "markers")
