@@ -3,6 +3,7 @@ description loaded between base_link and tip_link under the given gravity, the s
 payload, and the order of the joints in the effort commands. Shared by both nodes."""
 
 import warnings
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -40,3 +41,8 @@ def command_index(model, names):
         raise ValueError(f"command_joints must be distinct chain joints; not in the chain: "
                          f"{missing} (chain: {list(model.joint_names)})")
     return np.array([model.joint_index(name) for name in names], dtype=int)
+
+
+def joint_names_of(urdf_xml):
+    """Every joint name of a URDF (the chain's and the others': joint states may carry any)."""
+    return [joint.get("name") for joint in ET.fromstring(urdf_xml).iter("joint")]

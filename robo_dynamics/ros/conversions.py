@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from ..control.trajectory import trajectory_from_points
+from ..control.joint_order import order_of
+from ..control.trajectory import SetPoint, trajectory_from_points
 from ..spatial.inertia import inertia_tensor
 
 CONDITION_CAP = 1e300     # what a message carries as the condition number of a singular pose
@@ -52,3 +53,13 @@ def fill_inertia(msg, mass, com, inertia):
     msg.com.x, msg.com.y, msg.com.z = (float(c) for c in com)
     (msg.ixx, msg.ixy, msg.ixz, msg.iyy, msg.iyz, msg.izz) = (
         I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])
+
+
+def set_point_from_msg(msg, joint_names):
+    """sensor_msgs/JointState (positions, optional velocities, by name) → SetPoint in model
+    joint order; ValueError with the reason."""
+    index = order_of(list(msg.name), joint_names, "desired_state name")
+    n = len(joint_names)
+    q = vector(msg.position, n, "desired_state position")[index]
+    qd = vector(msg.velocity, n, "desired_state velocity", True)
+    return SetPoint(q, qd[index] if len(msg.velocity) else qd)

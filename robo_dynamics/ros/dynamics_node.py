@@ -1,45 +1,24 @@
 """dynamics_node: joint states in; the arm's torque command, gravity torques and Λ out.
 
-Subscribes  joint_states (sensor_msgs/JointState, merged by name from any publishers;
-            effort, when given, is the measured joint torque, or the motor current with
-            effort_source current)
-            ~/desired_trajectory (trajectory_msgs/JointTrajectory)
-            ~/desired_state (sensor_msgs/JointState: a set-point, positions [+ velocities])
-            robot_description (std_msgs/String, transient local; only when no parameter
-            gives the description)
-Publishes   ~/commands (Float64MultiArray, command_joints order: the effort controller's
-            input) and ~/commanded_torques (JointState): the command stream of
-            control/controller.py (gravity compensation, computed torque or safe hold,
-            clamped and rate-limited); ~/gravity_torques (JointState, effort = g(q));
-            ~/events (ControllerEvent, transient local); ~/payload (InertiaStamped, transient
-            local: the payload in use at each link, frame_id = the link);
-            ~/operational_space_inertia (OperationalSpaceInertia; J, M⁻¹ and Λ are computed
-            per state only while it has a subscriber); ~/markers (MarkerArray);
-            ~/tip_wrench (WrenchStamped);
-            from the measured efforts (control/momentum_observer.py): ~/external_joint_torques
-            (JointState, effort = τ_ext, the joints with an estimate), ~/external_wrench
-            (WrenchStamped: the wrench the environment applies at tip_link's origin, base
-            axes, frame_id = base_link) and ~/contact_state (ContactState);
-            /diagnostics (DiagnosticArray)
-Services    ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
-            ~/set_contact_thresholds, ~/reset_observer (std_srvs/Trigger),
-            ~/check_trajectory (services.py)
-Actions     ~/identify_payload (IdentifyPayload: drive the arm through poses, fit the payload;
-            identification_action.py)
-The node converts messages, holds parameters and calls the controller core and the library;
-every control decision is the core's. It never crashes on what it receives: bad input is
-rejected, counted and reported. joint_states is taken on a thread of its own
-(joint_state_thread.py); the node's lock serialises the two threads. The cross-check of
-the two backends runs on that thread too, one backend's evaluation of one quantity per
-joint state after its command is out, on the normal scheduler, so it never delays a
-command; without Pinocchio (backend rnea) it is off, as /diagnostics says.
+The wiring of the node; each job is a module of its own (docs: README, "The ROS 2 node"):
+    joint_states  a thread of its own (joint_state_thread.py), merged by name and stepped
+                  through the command stream (control/controller.py)
+    outputs.py    ~/commands, ~/commanded_torques, ~/gravity_torques, Λ, external torques,
+                  wrench and contact state, ~/events, ~/payload (each computed only for a
+                  subscriber); markers.py ~/markers, ~/tip_wrench; diagnostics.py
+    services.py   ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
+                  ~/set_contact_thresholds, ~/reset_observer, ~/check_trajectory
+    identification_action.py   ~/identify_payload (control/identification_session.py)
+    ~/desired_trajectory (JointTrajectory), ~/desired_state (JointState): desired motion;
+    robot_description (String, transient local) when no parameter gives the description.
+Every control decision is the core's (control/); the node converts, holds parameters and
+publishes. It never crashes on what it receives: bad input is rejected, counted, reported.
+The node's lock serialises the joint-state thread and the main executor.
 """
 
 import collections
-import concurrent.futures
 import functools
 import math
-import os
 import sys
 import threading
 import time
@@ -61,24 +40,21 @@ from ..control import controller as core
 from ..control.cross_check_cycle import CrossCheckCycle
 from ..control.health import InputRate
 from ..control.identification_session import IdentificationSession
-from ..control.joint_order import order_of
 from ..control.joint_state_merger import JointStateMerger
 from ..control.model_changes import ModelChangeSchedule
-from ..control.settings import controller_settings, thresholds
+from ..control.settings import controller_settings
 from ..control.solver_set import CheckingSolvers, build_solver_set
-from ..control.trajectory import SetPoint
 from ..errors import RoboDynamicsError
 from . import conversions, diagnostics, markers, parameters
-from .chain import command_index, load_chain, start_up_payload
+from .chain import command_index, joint_names_of, load_chain, start_up_payload
 from .identification_action import IdentificationAction
 from .joint_state_thread import JointStateThread
 from .outputs import Outputs
 from .services import DynamicsServices
-from .spin import run
+from .spin import background_executor, run
 
 THROTTLE = 2.0            # seconds between repeated warnings
 MODEL_CHANGE_WAIT = 60.0        # s of wall time a simulated-time loop waits for a model change
-BACKGROUND_NICE = 10            # the background thread's nice value above the process's
 
 
 def _exclusive(callback):
@@ -121,10 +97,7 @@ class DynamicsNode(Node):
         self.model_changes = ModelChangeSchedule(self._commit_payload)
         self._commanded_stamp = 0  # [ns] the stamp of the last state that gave a command
         self.duplicates = 0        # states sent again by a simulation (not answered twice)
-        # long computations a service asks for run on a thread of lower priority (nice), so
-        # that the joint-state thread and ROS's own threads get the processor first
-        self.background = concurrent.futures.ThreadPoolExecutor(
-            1, thread_name_prefix="dynamics_node_background", initializer=_lower_priority)
+        self.background = background_executor("dynamics_node_background")
 
         self.outputs = Outputs(self)
 
@@ -164,7 +137,7 @@ class DynamicsNode(Node):
             self.identification.stop()
         if getattr(self, "joint_states", None) is not None:
             self.joint_states.stop()
-        if getattr(self, "_background", None) is not None:
+        if getattr(self, "background", None) is not None:
             self.background.shutdown(wait=True)
         return super().destroy_node()
 
@@ -173,14 +146,9 @@ class DynamicsNode(Node):
         """Load the chain and build everything that depends on it. Raises on a bad model."""
         p = self._values()
         base = load_chain(description, p)     # doubtful inertias: logged once, below
-        reason = parameters.validate(p, base.dof)
+        reason = parameters.validate_start(p, base.dof)
         if reason:
-            raise ValueError(f"invalid parameter: {reason}")
-        if p["effort_source"] == "current" and p["torque_constants"] is None:
-            raise ValueError("effort_source current needs torque_constants [N m/A]")
-        if p["payload_mass"] > p["max_payload_mass"]:
-            raise ValueError(f"payload_mass {p['payload_mass']} kg exceeds max_payload_mass "
-                             f"{p['max_payload_mass']} kg")
+            raise ValueError(reason)
         self.command_index = command_index(base, p["command_joints"])
         self.command_names = [base.joint_names[i] for i in self.command_index]
         self.urdf_model = base
@@ -192,7 +160,7 @@ class DynamicsNode(Node):
         self.outputs.configure(base, self.command_index)
         self.model, self.solver, self.checker = self._build_solvers(self.payloads)
         self.wrench_damping = p["wrench_damping"]
-        merger = JointStateMerger(base.joint_names, _joint_names_of(base.urdf_xml))
+        merger = JointStateMerger(base.joint_names, joint_names_of(base.urdf_xml))
         self.controller = core.Controller(self.solver, merger, self._settings(p))
         self.get_logger().info(
             f"{base.name}: chain {base.base_link} -> {base.tip_link}, {base.dof} joints "
@@ -233,22 +201,8 @@ class DynamicsNode(Node):
 
     @_exclusive
     def _validate_parameters(self, changed):
-        dof = self.model.dof if self.model is not None else None
-        values = {p.name: p.value for p in changed}
-        pair = ("contact_thresholds", "collision_thresholds")
-        if any(name in values for name in pair):       # checked together: one may be unset
-            current = parameters.read(self, {name: parameters.DYNAMICS_NODE[name]
-                                             for name in pair})
-            values = {**current, **values}
-            if dof is not None:                        # the defaults, explicitly
-                defaults = thresholds(None, None, self.model.effort_limit)
-                for name, default in zip(pair, defaults):
-                    if values[name] is None:
-                        values[name] = default.tolist()
-        if dof is None:   # before the model is known only the shape-free checks apply
-            values = {k: v for k, v in values.items() if k not in parameters.PER_JOINT}
-            dof = 1
-        reason = parameters.validate(values, dof)
+        reason = parameters.validate_update(self, {p.name: p.value for p in changed},
+                                            self.model)
         return SetParametersResult(successful=reason is None, reason=reason or "")
 
     @_exclusive
@@ -402,16 +356,11 @@ class DynamicsNode(Node):
         if self.controller is None:
             return
         try:
-            index = order_of(list(msg.name), self.model.joint_names,
-                                         "desired_state name")
-            n = self.model.dof
-            q = conversions.vector(msg.position, n, "desired_state position")[index]
-            qd = conversions.vector(msg.velocity, n, "desired_state velocity", True)
-            qd = qd[index] if len(msg.velocity) else qd
+            motion = conversions.set_point_from_msg(msg, self.model.joint_names)
         except ValueError as exc:
             self.report(self.controller.refuse(f"desired state rejected: {exc}"))
             return
-        self.report(self.controller.desire(SetPoint(q, qd), self.now()))
+        self.report(self.controller.desire(motion, self.now()))
 
     # -- payloads -------------------------------------------------------------------------
     def apply_payload(self, link, mass, com, inertia):
@@ -475,22 +424,6 @@ class DynamicsNode(Node):
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return clock.now().nanoseconds * 1e-9
 
-
-
-def _lower_priority():
-    """Lower the calling thread's scheduling priority by BACKGROUND_NICE (Linux: nice is per
-    thread). Raising it back would need privileges: only for threads that stay background."""
-    thread = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, thread,
-                       os.getpriority(os.PRIO_PROCESS, thread) + BACKGROUND_NICE)
-    except OSError:
-        pass         # not permitted here: the thread runs at the process's priority
-
-
-def _joint_names_of(urdf_xml):
-    import xml.etree.ElementTree as ET
-    return [joint.get("name") for joint in ET.fromstring(urdf_xml).iter("joint")]
 
 
 def main(args=None):

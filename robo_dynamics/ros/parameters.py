@@ -20,7 +20,7 @@ from rclpy.parameter import Parameter
 from ..backends import BACKENDS, DEFAULT_BACKEND
 from ..control.controller import COLLISION_REACTIONS
 from ..control.limits import SCALE_RANGE, check_scale
-from ..control.settings import per_joint
+from ..control.settings import per_joint, thresholds
 from ..errors import ArgumentError
 from ..model.robot_model import STANDARD_GRAVITY, gravity_vector
 from ..simulation.integrators import INTEGRATORS
@@ -313,4 +313,40 @@ def validate(values, dof):
     for name, choices in CHOICES.items():
         if name in values and values[name] not in choices:
             return f"{name} must be one of {choices}, got {values[name]!r}"
+    return None
+
+
+THRESHOLDS = ("contact_thresholds", "collision_thresholds")
+
+
+def validate_update(node, changed, model):
+    """Reason why a parameter update (`changed`: name → value) of `node` (a DynamicsNode) is
+    unacceptable, else None. The two thresholds are checked together (one may be unset: it
+    then stands for its default of `model`); before the model is known (None) only the
+    checks that need no joint count apply."""
+    values = dict(changed)
+    if any(name in values for name in THRESHOLDS):
+        current = read(node, {name: DYNAMICS_NODE[name] for name in THRESHOLDS})
+        values = {**current, **values}
+        if model is not None:
+            defaults = thresholds(None, None, model.effort_limit)
+            for name, default in zip(THRESHOLDS, defaults):
+                if values[name] is None:
+                    values[name] = default.tolist()
+    if model is None:
+        return validate({k: v for k, v in values.items() if k not in PER_JOINT}, 1)
+    return validate(values, model.dof)
+
+
+def validate_start(values, dof):
+    """Reason why dynamics_node cannot start with `values` for a chain of `dof` joints, else
+    None: validate, and the rules between parameters."""
+    reason = validate(values, dof)
+    if reason:
+        return f"invalid parameter: {reason}"
+    if values["effort_source"] == "current" and values["torque_constants"] is None:
+        return "effort_source current needs torque_constants [N m/A]"
+    if values["payload_mass"] > values["max_payload_mass"]:
+        return (f"payload_mass {values['payload_mass']} kg exceeds max_payload_mass "
+                f"{values['max_payload_mass']} kg")
     return None

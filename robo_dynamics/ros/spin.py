@@ -10,7 +10,9 @@ building the Task of the next one, which then fails noisily when collected. run(
 handler there that only remembers the signal.
 """
 
+import concurrent.futures
 import gc
+import os
 import signal
 import sys
 import threading
@@ -19,6 +21,8 @@ import warnings
 import rclpy
 
 from ..errors import RoboDynamicsError
+
+BACKGROUND_NICE = 10      # a background thread's nice value above the process's
 
 
 def spin(node):
@@ -75,3 +79,22 @@ def run(node_class, args=None):
         return 0
     spin(node)
     return 0
+
+
+def background_executor(name):
+    """A one-thread executor for long computations a node is asked for (a trajectory check, a
+    payload fit), at BACKGROUND_NICE below the process's priority: the joint-state thread and
+    ROS's own threads get the processor first."""
+    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=name,
+                                                 initializer=_lower_priority)
+
+
+def _lower_priority():
+    """Lower the calling thread's priority by BACKGROUND_NICE (Linux: nice is per thread).
+    Raising it back would need privileges: only for threads that stay background."""
+    thread = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread,
+                       os.getpriority(os.PRIO_PROCESS, thread) + BACKGROUND_NICE)
+    except OSError:
+        pass         # not permitted here: the thread runs at the process's priority
