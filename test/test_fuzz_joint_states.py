@@ -172,7 +172,7 @@ def test_running_node_survives_generated_messages(running_node):
     assert state["sent"] >= 10_000
     assert node.controller.merger.rejected == state["sent"] - state["valid"]
     assert 0 < node.controller.merger.rejected < state["sent"]
-    assert node.errors == 0
+    assert node.health.errors == 0
     assert counter.count > 0 and counter.bad == []
     counts = node.controller.counts
     assert counts["clamped"] > 0 and counts["faults"] > 0 and counts["rate_limited"] > 0

@@ -13,6 +13,29 @@ from . import controller as core
 OK, WARN, ERROR = "ok", "warn", "error"
 
 
+class NodeHealth:
+    """What a node counts and times for its diagnostics."""
+
+    def __init__(self, window=2000):
+        self.received = 0            # accepted joint-state messages
+        self.rejected_reason = ""    # of the last rejected one
+        self.errors = 0              # computations that raised (counted, never fatal)
+        self.input_rate = InputRate()
+        # the last `window` joint-state callbacks: their times [s], the observer's part,
+        # and from their start to the command's publication
+        self.callback_seconds = collections.deque(maxlen=window)
+        self.observer_seconds = collections.deque(maxlen=window)
+        self.command_seconds = collections.deque(maxlen=window)
+        # Λ⁻¹'s condition number at the latest state and whether Λ is bounded there, and
+        # when they were computed [s, node clock]
+        self.condition, self.near_singular, self.condition_at = math.nan, False, -math.inf
+
+    def singularity(self, result, now):
+        """Keep the condition number and near_singular of an operational_space result."""
+        self.condition, self.near_singular = result.condition_number, result.near_singular
+        self.condition_at = now
+
+
 class InputRate:
     """Receipt times [s] of accepted messages; how many arrived within the last second."""
 

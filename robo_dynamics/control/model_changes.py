@@ -13,6 +13,8 @@ import collections
 import concurrent.futures
 import threading
 
+WAIT = 60.0    # s of wall time a change may take to be prepared or to take effect
+
 ScheduledChange = collections.namedtuple("ScheduledChange", ["at", "change", "done"])
 ScheduledChange.__doc__ = """A model change due at node time `at` [s]: `change` (a Future of
 the prepared change, or None: nothing to change), `done` (a Future of the sentence once in

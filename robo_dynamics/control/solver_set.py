@@ -6,6 +6,7 @@ in the link's frame)}; a mass of 0 is no payload.
 """
 
 import collections
+import math
 
 import numpy as np
 
@@ -71,3 +72,20 @@ class CheckingSolvers:
             self._solver = make_solver(model_with(self.urdf_model, payloads), "rnea")
             self._key = key
         return self._solver
+
+
+def check_payload_mass(mass, limit):
+    """ValueError unless 0 <= mass <= limit [kg], finite."""
+    if not (math.isfinite(mass) and 0.0 <= mass <= limit):
+        raise ValueError(f"mass must be finite, >= 0 and <= max_payload_mass ({limit} kg), "
+                         f"got {mass}")
+
+
+def with_payload(urdf_model, payloads, link, mass, com, inertia, max_mass):
+    """(payloads with (mass, com, inertia) at `link`, mass 0: none; its sentence), checked
+    against the chain and `max_mass` [kg]: ValueError with the reason."""
+    check_payload_mass(mass, max_mass)
+    urdf_model.with_payload(link, mass, com, inertia)    # validates
+    changed = {**payloads, link: (mass, list(com), np.asarray(inertia, dtype=float))}
+    return changed, (f"payload of {mass:.6g} kg at '{link}'" if mass > 0
+                     else f"payload at '{link}' removed")

@@ -46,3 +46,14 @@ def command_index(model, names):
 def joint_names_of(urdf_xml):
     """Every joint name of a URDF (the chain's and the others': joint states may carry any)."""
     return [joint.get("name") for joint in ET.fromstring(urdf_xml).iter("joint")]
+
+
+def describe(model, backend, command_names):
+    """What a node says of its chain at start-up: (is a warning, line) pairs."""
+    lines = [(False, f"{model.name}: chain {model.base_link} -> {model.tip_link}, {model.dof} "
+                     f"joints {list(model.joint_names)}; backend '{backend}', commands for "
+                     f"{list(command_names)}")]
+    if model.mimic_joints:
+        lines.append((False, f"mimic joints {list(model.mimic_joints)} follow their master "
+                             "joints; their joint states are ignored"))
+    return lines + [(True, f"robot description: {note}") for note in model.warnings]

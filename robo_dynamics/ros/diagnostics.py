@@ -42,11 +42,12 @@ def _state(node):
     age = merger.age(now) if merger.complete() else math.inf
     worst = max((d.max_rel for d in node.cross_check.result.values()), default=0.0)
     _update_condition(node, now)
+    h = node.health
     values = {
         "backend": node.solver.name,
-        "input_rate_hz": f"{node.input_rate.per_second(now):.0f}",
-        "state_age_s": f"{age:.4f}", "messages_accepted": str(node.received),
-        "messages_rejected": str(merger.rejected), "last_rejection": node.rejected_reason,
+        "input_rate_hz": f"{h.input_rate.per_second(now):.0f}",
+        "state_age_s": f"{age:.4f}", "messages_accepted": str(h.received),
+        "messages_rejected": str(merger.rejected), "last_rejection": h.rejected_reason,
         "mode": controller.mode, "hold_reason": controller.hold_reason,
         "hold_failed": controller.halted,
         "commands": str(counts["commands"]), "commands_clamped": str(counts["clamped"]),
@@ -54,11 +55,11 @@ def _state(node):
         "desired_motions_refused": str(counts["refused"]),
         "faults": str(counts["faults"]), "stale_stops": str(counts["stale"]),
         "last_event": controller.last_event.message if controller.last_event else "",
-        "computation_errors": str(node.errors),
+        "computation_errors": str(h.errors),
         "external_torque_observer": health.observer_line(controller, model.joint_names),
         "collisions": str(counts["collisions"]),
-        "lambda_condition_number": f"{node.last_condition:.4g}",
-        "near_singular": str(node.last_near_singular),
+        "lambda_condition_number": f"{h.condition:.4g}",
+        "near_singular": str(h.near_singular),
         "cross_check_max_relative_difference": f"{worst:.3g}",
         "cross_check": ("off: " + node.cross_check_off if node.checker is None
                         else f"{node.checker.name} against {node.solver.name}"),
@@ -72,24 +73,23 @@ def _state(node):
         values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
     level, status.message = health.status(
         controller, now, worst, node.get_parameter("cross_check_tolerance").value,
-        node.last_near_singular, len(model.warnings))
+        h.near_singular, len(model.warnings))
     status.level = LEVELS[level]
     timings = [(what, list(seconds)) for what, seconds in (
-        ("callback", node.callback_seconds), ("command", node.command_seconds),
-        ("observer", node.observer_seconds))]
+        ("callback", h.callback_seconds), ("command", h.command_seconds),
+        ("observer", h.observer_seconds))]
     return status, values, timings
 
 
 def _update_condition(node, now):
     """Λ's condition number and near_singular at the latest state, unless the joint-state
     thread has computed them within the last REFRESH seconds (Λ subscribed)."""
-    if 0.0 <= now - node.condition_at <= REFRESH or not node.controller.merger.complete():
+    h = node.health
+    if 0.0 <= now - h.condition_at <= REFRESH or not node.controller.merger.complete():
         return
     try:
         result = node.solver.operational_space(node.controller.merger.q)
     except Exception as exc:
         node.computation_failed(exc, "Λ for /diagnostics")
         return
-    node.last_condition, node.last_near_singular = (result.condition_number,
-                                                    result.near_singular)
-    node.condition_at = now
+    h.singularity(result, now)

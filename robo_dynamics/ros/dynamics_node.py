@@ -16,9 +16,7 @@ publishes. It never crashes on what it receives: bad input is rejected, counted,
 The node's lock serialises the joint-state thread and the main executor.
 """
 
-import collections
 import functools
-import math
 import sys
 import threading
 import time
@@ -38,23 +36,23 @@ from robo_dynamics_interfaces.msg import ControllerEvent
 
 from ..control import controller as core
 from ..control.cross_check_cycle import CrossCheckCycle
-from ..control.health import InputRate
+from ..control.health import NodeHealth
 from ..control.identification_session import IdentificationSession
 from ..control.joint_state_merger import JointStateMerger
+from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT
 from ..control.model_changes import ModelChangeSchedule
 from ..control.settings import controller_settings
-from ..control.solver_set import CheckingSolvers, build_solver_set
+from ..control.solver_set import CheckingSolvers, build_solver_set, with_payload
 from ..errors import RoboDynamicsError
 from . import conversions, diagnostics, markers, parameters
-from .chain import command_index, joint_names_of, load_chain, start_up_payload
+from .chain import (command_index, describe, joint_names_of, load_chain,
+                    start_up_payload)
 from .identification_action import IdentificationAction
 from .joint_state_thread import JointStateThread
-from .outputs import Outputs
+from .outputs import THROTTLE, Outputs
 from .services import DynamicsServices
 from .spin import background_executor, run
 
-THROTTLE = 2.0            # seconds between repeated warnings
-MODEL_CHANGE_WAIT = 60.0        # s of wall time a simulated-time loop waits for a model change
 
 
 def _exclusive(callback):
@@ -77,21 +75,12 @@ class DynamicsNode(Node):
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
-        self.received = 0          # accepted joint-state messages
-        self.rejected_reason = ""
-        self.errors = 0            # computations that raised (counted, never fatal)
+        self.health = NodeHealth()     # what /diagnostics reports (control/health.py)
         self.joint_states = None   # the joint-state thread, started at the end of __init__
         self.identification = None  # the ~/identify_payload action's thread (same)
         self.controller = None     # the command stream (control/controller.py)
-        self.last_condition = math.nan    # of Λ⁻¹ = J M⁻¹ Jᵀ at the latest state: per state
-        self.last_near_singular = False   # while Λ is subscribed, else by /diagnostics
-        self.condition_at = -math.inf     # when they were computed (node clock, s)
         self.cross_check = CrossCheckCycle()   # of the two backends, a step per state
         self.cross_check_off = None     # why there is no cross-check (no second backend)
-        self.input_rate = InputRate()   # of accepted messages
-        self.callback_seconds = collections.deque(maxlen=2000)   # joint_states callback times
-        self.observer_seconds = collections.deque(maxlen=2000)   # the observer's part of them
-        self.command_seconds = collections.deque(maxlen=2000)    # their start → command out
         self.model = self.solver = self.checker = None
         self.session = IdentificationSession()     # ~/identify_payload's
         self.model_changes = ModelChangeSchedule(self._commit_payload)
@@ -121,11 +110,8 @@ class DynamicsNode(Node):
         self._publish_diagnostics()
         self.outputs.markers.publish(MarkerArray())
         serialize_message(ControllerEvent())    # loads its type support (first event later)
-        # the hot path, on a thread of its own (joint_state_thread.py). Depth 10: a node that
-        # falls behind skips to recent states instead of controlling from a backlog of old
-        # ones. Best effort (it matches reliable publishers too), as sensor data is taken:
-        # a repaired state would arrive late, and a reliable reader holds every later state
-        # until the repair arrives
+        # depth 10: a node that falls behind skips to recent states; best effort, as sensor
+        # data is taken (a reliable reader would hold later states for a repair)
         self.joint_states = JointStateThread(
             self, JointState, "joint_states", self._on_joint_state,
             QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
@@ -162,15 +148,11 @@ class DynamicsNode(Node):
         self.wrench_damping = p["wrench_damping"]
         merger = JointStateMerger(base.joint_names, joint_names_of(base.urdf_xml))
         self.controller = core.Controller(self.solver, merger, self._settings(p))
-        self.get_logger().info(
-            f"{base.name}: chain {base.base_link} -> {base.tip_link}, {base.dof} joints "
-            f"{list(base.joint_names)}; backend '{p['backend']}', commands for "
-            f"{self.command_names}")
-        if base.mimic_joints:
-            self.get_logger().info(f"mimic joints {list(base.mimic_joints)} follow their "
-                                   "master joints; their joint states are ignored")
-        for note in base.warnings:
-            self.get_logger().warning(f"robot description: {note}")
+        for warning, line in describe(base, p["backend"], self.command_names):
+            if warning:
+                self.get_logger().warning(line)
+            else:
+                self.get_logger().info(line)
         for link, (mass, com, inertia) in self.payloads.items():
             self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
 
@@ -248,9 +230,9 @@ class DynamicsNode(Node):
         self.outputs.command_sent = False
         if self._handle_joint_state(msg, started) and self.outputs.command_sent:
             self._commanded_stamp = stamp
-        self.callback_seconds.append(time.perf_counter() - started)
+        self.health.callback_seconds.append(time.perf_counter() - started)
         if self.controller.observer_seconds:
-            self.observer_seconds.append(self.controller.observer_seconds)
+            self.health.observer_seconds.append(self.controller.observer_seconds)
             self.controller.observer_seconds = 0.0
 
     def _handle_joint_state(self, msg, started):
@@ -263,13 +245,13 @@ class DynamicsNode(Node):
             self.computation_failed(exc)
             return
         if cycle.rejected is not None:
-            self.rejected_reason = cycle.rejected
+            self.health.rejected_reason = cycle.rejected
             self.get_logger().warning(
                 f"joint_states rejected ({self.controller.merger.rejected} so far): "
                 f"{cycle.rejected}", throttle_duration_sec=THROTTLE)
             return
-        self.received += 1
-        self.input_rate.received(now)
+        self.health.received += 1
+        self.health.input_rate.received(now)
         for event in cycle.events:
             self.report(event)
         if cycle.command is not None:
@@ -305,33 +287,22 @@ class DynamicsNode(Node):
         """The cycle's outputs (ros/outputs.py), the command first. started: perf_counter
         at the callback's start (the command's time is timed from it)."""
         self.outputs.publish_command(stamp, cycle, now)
-        self.command_seconds.append(time.perf_counter() - started)
+        self.health.command_seconds.append(time.perf_counter() - started)
         result = self.outputs.publish_rest(stamp, cycle, self.controller, self.wrench_damping)
         if result is not None:         # Λ subscribed: /diagnostics need not compute it
-            self.last_condition, self.last_near_singular = (result.condition_number,
-                                                            result.near_singular)
-            self.condition_at = now
+            self.health.singularity(result, now)
 
     def computation_failed(self, exc, what="dynamics"):
         """Count and report (throttled) a computation or publication that raised."""
         if not self.context.ok():   # shutting down (Ctrl-C): publishing fails, nothing to say
             return
-        self.errors += 1
-        self.get_logger().error(f"{what} failed ({self.errors} errors so far): {exc}",
+        self.health.errors += 1
+        self.get_logger().error(f"{what} failed ({self.health.errors} errors so far): {exc}",
                                 throttle_duration_sec=THROTTLE)
 
     def report(self, event):
         """Log a controller event and publish it on ~/events."""
-        logger = self.get_logger()     # one call site per severity (rclpy requires it)
-        if event.kind == "refused":     # a caller can send these as fast as it likes
-            logger.warning(event.message, throttle_duration_sec=THROTTLE)
-        elif event.level == core.ERROR:  # transitions: rare by nature
-            logger.error(event.message)
-        elif event.level == core.WARN:
-            logger.warning(event.message)
-        else:
-            logger.info(event.message)
-        self.outputs.publish_event(event, self.controller.mode, self._stamp_now())
+        self.outputs.report(event, self.controller.mode, self._stamp_now())
 
     # -- desired motion ----------------------------------------------------------------------
     def _on_trajectory(self, msg):
@@ -381,13 +352,9 @@ class DynamicsNode(Node):
             if self.controller is None:
                 raise ValueError("no robot description yet")
             payloads = dict(self.payloads)
-        self.check_payload_mass(mass)
-        self.urdf_model.with_payload(link, mass, com, inertia)    # validates
-        payloads[link] = (mass, list(com), np.asarray(inertia, dtype=float))
-        built = self._build_solvers(payloads)
-        message = (f"payload of {mass:.6g} kg at '{link}'" if mass > 0
-                   else f"payload at '{link}' removed")
-        return payloads, built, (link, mass, com, inertia), message
+        payloads, message = with_payload(self.urdf_model, payloads, link, mass, com, inertia,
+                                         self.get_parameter("max_payload_mass").value)
+        return payloads, self._build_solvers(payloads), (link, mass, com, inertia), message
 
     def _commit_payload(self, change):
         """Swap in a prepared payload change; its sentence."""
@@ -402,23 +369,14 @@ class DynamicsNode(Node):
         self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
         return message
 
-    def check_payload_mass(self, mass):
-        """ValueError unless 0 <= mass <= max_payload_mass [kg], finite."""
-        limit = self.get_parameter("max_payload_mass").value
-        if not (math.isfinite(mass) and 0.0 <= mass <= limit):
-            raise ValueError(f"mass must be finite, >= 0 and <= max_payload_mass ({limit} kg), "
-                             f"got {mass}")
-
     def _stamp_now(self):
         """The node's clock (now) as a builtin_interfaces/Time."""
         return Time(nanoseconds=round(self.now() * 1e9)).to_msg()
 
     def now(self):
-        """The node's clock in seconds. Without simulated time that is the system clock
-        (CLOCK_REALTIME, as rcl reads it), read directly: rclpy's Clock.now() is slower
-        (BENCHMARKS.md, "Design measurements"). Whether /clock drives the clock is re-read
-        with the subscriber counts (every outputs.REFRESH s). With /clock, the joint-state thread's
-        clock: it has taken the /clock message sent before the state (joint_state_thread.py)."""
+        """The node's clock [s]: the system clock read directly (rclpy's Clock.now() is
+        slower: BENCHMARKS.md), or with /clock the joint-state thread's clock, which has taken
+        the /clock message sent before the state (joint_state_thread.py)."""
         if self.outputs.system_time:
             return time.time()
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock

@@ -25,6 +25,7 @@ from ..backends import make_solver
 from ..control.identification_session import MODEL_CHANGE_DELAY, applied_com
 from ..control.payload_identification import SIGNIFICANT
 from ..control.joint_order import order_of
+from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT
 from ..control.model_changes import resolve
 from ..control.pose_recording import DONE
 from ..control.solver_set import model_with
@@ -33,7 +34,6 @@ from . import conversions
 from .helper_node import HelperNode
 
 POLL = 0.05              # s between looks at the recording (feedback, end, cancel)
-MODEL_CHANGE_WAIT = 60.0  # s of wall time to wait for a model change to take effect
 
 
 class IdentificationAction(HelperNode):

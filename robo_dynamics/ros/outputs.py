@@ -32,6 +32,7 @@ from . import conversions
 from .effort_output import EffortOutput
 
 REFRESH = 0.1             # seconds between readings of subscriber counts and clock source
+THROTTLE = 2.0            # seconds between repeated warnings
 PAYLOAD_DEPTH = 10        # ~/payload: changes kept for late subscribers
 EVENT_LEVEL = {core.INFO: ControllerEvent.INFO, core.WARN: ControllerEvent.WARN,
                core.ERROR: ControllerEvent.ERROR}
@@ -162,8 +163,18 @@ class Outputs:
             msg.level = max((level for level in levels if level != UNKNOWN), default=0)
             self.contact.publish(msg)
 
-    def publish_event(self, event, mode, stamp):
-        """A controller event on ~/events."""
+    def report(self, event, mode, stamp):
+        """Log a controller event (refusals throttled: a caller can send them as fast as it
+        likes) and publish it on ~/events."""
+        logger = self.node.get_logger()     # one call site per severity (rclpy requires it)
+        if event.kind == "refused":
+            logger.warning(event.message, throttle_duration_sec=THROTTLE)
+        elif event.level == core.ERROR:
+            logger.error(event.message)
+        elif event.level == core.WARN:
+            logger.warning(event.message)
+        else:
+            logger.info(event.message)
         msg = ControllerEvent(level=EVENT_LEVEL[event.level], kind=event.kind, mode=mode,
                               message=event.message)
         msg.header.stamp = stamp

@@ -21,6 +21,7 @@ from robo_dynamics_interfaces.srv import (CheckTrajectory, ComputeDynamics, Forw
                                           InverseDynamics, SetContactThresholds, SetPayload)
 
 from ..control.joint_order import order_of
+from ..control.solver_set import check_payload_mass
 from ..control.trajectory_check import check_trajectory
 from ..spatial.inertia import inertia_tensor
 from . import conversions
@@ -188,7 +189,7 @@ class DynamicsServices:
         period = request.sample_period or DEFAULT_SAMPLE_PERIOD
         if request.payload_link:
             mass, com, inertia = conversions.payload_from_inertia(request.payload)
-            node.check_payload_mass(mass)
+            check_payload_mass(mass, node.get_parameter("max_payload_mass").value)
             payloads[request.payload_link] = (mass, com, inertia)
         elif request.payload.m != 0.0:
             raise ValueError("a payload needs payload_link (empty: the payload in use)")
