@@ -150,12 +150,12 @@ def feed_generated_messages(running_node, messages):
     # a far set-point (admitted: the fixture widens start_tolerance) with stiff gains:
     # computed torque saturates, so clamping is exercised; a velocity fault among the
     # generated states switches to the hold, and the next example tracks again
-    node._on_set_point(JointState(name=CHAIN, position=[2.5] * len(CHAIN)))
+    node.desired_motion.set_point(JointState(name=CHAIN, position=[2.5] * len(CHAIN)))
     for names, positions, velocities, stamp in messages:
         msg = JointState(name=names, position=[float(p) for p in positions],
                          velocity=[float(v) for v in velocities])
         msg.header.stamp = Time(sec=stamp, nanosec=0)
-        node._on_joint_state(msg)           # the subscription callback, without transport
+        node.on_joint_state(msg)            # the subscription callback, without transport
         state["sent"] += 1
         state["valid"] += expected_valid(names, positions, velocities)
         executor.spin_once(timeout_sec=0.0)  # deliver what it published to the checker

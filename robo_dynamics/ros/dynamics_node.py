@@ -9,7 +9,7 @@ The wiring of the node; each job is a module of its own (docs: README, "The ROS 
     services.py   ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
                   ~/set_contact_thresholds, ~/reset_observer, ~/check_trajectory
     identification_action.py   ~/identify_payload (control/identification_session.py)
-    ~/desired_trajectory (JointTrajectory), ~/desired_state (JointState): desired motion;
+    desired_motion.py   ~/desired_trajectory, ~/desired_state
     robot_description (String, transient local) when no parameter gives the description.
 Every control decision is the core's (control/); the node converts, holds parameters and
 publishes. It never crashes on what it receives: bad input is rejected, counted, reported.
@@ -29,7 +29,6 @@ from rclpy.serialization import serialize_message
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
-from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from robo_dynamics_interfaces.msg import ControllerEvent
@@ -39,20 +38,18 @@ from ..control.cross_check_cycle import CrossCheckCycle
 from ..control.health import NodeHealth
 from ..control.identification_session import IdentificationSession
 from ..control.joint_state_merger import JointStateMerger
-from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT
-from ..control.model_changes import ModelChangeSchedule
+from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, ModelChangeSchedule
 from ..control.settings import controller_settings
 from ..control.solver_set import CheckingSolvers, build_solver_set, with_payload
 from ..errors import RoboDynamicsError
-from . import conversions, diagnostics, markers, parameters
-from .chain import (command_index, describe, joint_names_of, load_chain,
-                    start_up_payload)
+from . import diagnostics, markers, parameters
+from .chain import command_index, describe, joint_names_of, load_chain, start_up_payload
+from .desired_motion import DesiredMotion
 from .identification_action import IdentificationAction
 from .joint_state_thread import JointStateThread
 from .outputs import THROTTLE, Outputs
 from .services import DynamicsServices
 from .spin import background_executor, run
-
 
 
 def _exclusive(callback):
@@ -74,7 +71,6 @@ class DynamicsNode(Node):
         parameters.declare(self, parameters.DYNAMICS_NODE)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
-
         self.health = NodeHealth()     # what /diagnostics reports (control/health.py)
         self.joint_states = None   # the joint-state thread, started at the end of __init__
         self.identification = None  # the ~/identify_payload action's thread (same)
@@ -87,13 +83,9 @@ class DynamicsNode(Node):
         self._commanded_stamp = 0  # [ns] the stamp of the last state that gave a command
         self.duplicates = 0        # states sent again by a simulation (not answered twice)
         self.background = background_executor("dynamics_node_background")
-
         self.outputs = Outputs(self)
-
-        self.create_subscription(JointTrajectory, "~/desired_trajectory", self._on_trajectory, 10)
-        self.create_subscription(JointState, "~/desired_state", self._on_set_point, 10)
+        self.desired_motion = DesiredMotion(self)
         self.service_handlers = DynamicsServices(self)
-
         self._periodic = {}
         self._restart_timers()
         description = (self.get_parameter("robot_description").value
@@ -113,16 +105,15 @@ class DynamicsNode(Node):
         # depth 10: a node that falls behind skips to recent states; best effort, as sensor
         # data is taken (a reliable reader would hold later states for a repair)
         self.joint_states = JointStateThread(
-            self, JointState, "joint_states", self._on_joint_state,
+            self, JointState, "joint_states", self.on_joint_state,
             QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
             self.get_parameter("thread_priority").value)
         self.identification = IdentificationAction(self)
 
     def destroy_node(self):
-        if getattr(self, "identification", None) is not None:
-            self.identification.stop()
-        if getattr(self, "joint_states", None) is not None:
-            self.joint_states.stop()
+        for part in ("identification", "joint_states"):
+            if getattr(self, part, None) is not None:
+                getattr(self, part).stop()
         if getattr(self, "background", None) is not None:
             self.background.shutdown(wait=True)
         return super().destroy_node()
@@ -135,20 +126,17 @@ class DynamicsNode(Node):
         reason = parameters.validate_start(p, base.dof)
         if reason:
             raise ValueError(reason)
-        self.command_index = command_index(base, p["command_joints"])
-        self.command_names = [base.joint_names[i] for i in self.command_index]
+        index = command_index(base, p["command_joints"])    # commands in model order: None
+        self.outputs.configure(base, None if np.array_equal(index, np.arange(base.dof)) else index)
         self.urdf_model = base
         self.checking_solvers = CheckingSolvers(base)   # ~/check_trajectory's solvers
         payload = start_up_payload(p)      # link → (mass, com, inertia)
         self.payloads = {} if payload is None else {payload[0]: payload[1:]}
-        if np.array_equal(self.command_index, np.arange(base.dof)):
-            self.command_index = None      # commands in model order: no reordering
-        self.outputs.configure(base, self.command_index)
         self.model, self.solver, self.checker = self._build_solvers(self.payloads)
         self.wrench_damping = p["wrench_damping"]
         merger = JointStateMerger(base.joint_names, joint_names_of(base.urdf_xml))
         self.controller = core.Controller(self.solver, merger, self._settings(p))
-        for warning, line in describe(base, p["backend"], self.command_names):
+        for warning, line in describe(base, p["backend"], [base.joint_names[i] for i in index]):
             if warning:
                 self.get_logger().warning(line)
             else:
@@ -159,8 +147,7 @@ class DynamicsNode(Node):
     def _build_solvers(self, payloads):
         """(model, solver, checker) for the URDF chain with `payloads`, warmed up. Takes
         tens of ms (code generation): never call it holding the lock."""
-        built = build_solver_set(self.urdf_model, payloads,
-                                 self.get_parameter("backend").value)
+        built = build_solver_set(self.urdf_model, payloads, self.get_parameter("backend").value)
         if built.checker is None and self.cross_check_off is None:
             self.get_logger().warning(f"cross-check off: {built.checker_missing}")
         self.cross_check_off = self.cross_check_off or built.checker_missing or None
@@ -183,8 +170,7 @@ class DynamicsNode(Node):
 
     @_exclusive
     def _validate_parameters(self, changed):
-        reason = parameters.validate_update(self, {p.name: p.value for p in changed},
-                                            self.model)
+        reason = parameters.validate_update(self, {p.name: p.value for p in changed}, self.model)
         return SetParametersResult(successful=reason is None, reason=reason or "")
 
     @_exclusive
@@ -213,7 +199,7 @@ class DynamicsNode(Node):
         diagnostics.publish(self, self.outputs.diagnostics)
 
     # -- the hot path ------------------------------------------------------------------------
-    def _on_joint_state(self, msg):
+    def on_joint_state(self, msg):
         if self.model_changes:
             self._apply_due_model_changes()
         with self.lock:
@@ -303,35 +289,6 @@ class DynamicsNode(Node):
     def report(self, event):
         """Log a controller event and publish it on ~/events."""
         self.outputs.report(event, self.controller.mode, self._stamp_now())
-
-    # -- desired motion ----------------------------------------------------------------------
-    def _on_trajectory(self, msg):
-        """A desired trajectory: converted to a spline outside the node's lock (milliseconds
-        for hundreds of points, which a joint state must not wait for), admitted under it."""
-        if self.controller is None:
-            return
-        now, names = self.now(), list(self.model.joint_names)
-        try:
-            motion = conversions.trajectory_from_msg(msg, names, now)
-        except ValueError as exc:
-            motion, reason = None, f"desired trajectory rejected: {exc}"
-        with self.lock:
-            if motion is not None and list(self.model.joint_names) != names:
-                motion, reason = None, ("desired trajectory rejected: the robot description "
-                                        "changed while it was read")
-            self.report(self.controller.desire(motion, now) if motion is not None
-                         else self.controller.refuse(reason))
-
-    @_exclusive
-    def _on_set_point(self, msg):
-        if self.controller is None:
-            return
-        try:
-            motion = conversions.set_point_from_msg(msg, self.model.joint_names)
-        except ValueError as exc:
-            self.report(self.controller.refuse(f"desired state rejected: {exc}"))
-            return
-        self.report(self.controller.desire(motion, self.now()))
 
     # -- payloads -------------------------------------------------------------------------
     def apply_payload(self, link, mass, com, inertia):
