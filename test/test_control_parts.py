@@ -1,0 +1,120 @@
+"""The node's rclpy-free parts: settings from parameter values, the outputs of a state
+besides its command, the model-change schedule and the identification's speed rule."""
+
+import concurrent.futures
+import types
+
+import numpy as np
+import pytest
+
+import robo_dynamics as rd
+from robo_dynamics.control import controller as core
+from robo_dynamics.control.cycle_outputs import clamped_gravity, tip_quantities
+from robo_dynamics.control.identification_session import VELOCITY_SHARE, IdentificationSession
+from robo_dynamics.control.joint_state_merger import JointStateMerger
+from robo_dynamics.control.model_changes import ModelChangeSchedule
+from robo_dynamics.control.settings import controller_settings
+from robo_dynamics.control.trajectory import Trajectory
+from conftest import load_arm
+
+VALUES = {   # parameter values as the node reads them (None: unset)
+    "kp": [100.0], "kd": [20.0], "torque_limit_scale": 0.5, "velocity_limit_scale": 1.0,
+    "max_torque_rate": [1e9], "start_tolerance": [0.05], "max_tracking_error": [0.25],
+    "hold_damping": None, "stale_timeout": 0.1, "hold_timeout": 1.0,
+    "friction_compensation": True, "viscous_friction": None, "coulomb_friction": None,
+    "observer_gain": [50.0], "contact_thresholds": None, "collision_thresholds": None,
+    "collision_reaction": "hold", "effort_source": "effort", "torque_constants": None}
+
+
+def test_settings_take_the_urdf_friction_and_half_the_effort_limits():
+    """xArm7's URDF gives <dynamics damping friction>: with friction compensation on and no
+    friction parameters, those are used; torque_limit_scale 0.5 halves the URDF's limits."""
+    model = load_arm("xarm7")
+    settings = controller_settings(VALUES, model, rd.make_solver(model, "rnea"))
+    np.testing.assert_array_equal(settings.viscous, [10, 10, 5, 5, 5, 2, 2])
+    np.testing.assert_array_equal(settings.coulomb, np.ones(7))
+    np.testing.assert_array_equal(settings.effort_bound, 0.5 * model.effort_limit)
+    np.testing.assert_array_equal(settings.kp, np.full(7, 100.0))
+    assert np.all(settings.contact_threshold < settings.collision_threshold)
+    own = controller_settings({**VALUES, "viscous_friction": [1.0],
+                               "friction_compensation": False}, model,
+                              rd.make_solver(model, "rnea"))
+    assert own.viscous is None and own.coulomb is None
+
+
+def _controller_at(model, q, tau_ext=None, **values):
+    """A controller whose merger holds state q at rest, and a Cycle with gravity g(q) and
+    (optionally) an external-torque estimate."""
+    solver = rd.make_solver(model, "rnea")
+    names = list(model.joint_names)
+    merger = JointStateMerger(names, names)
+    merger.update(names, q, np.zeros(len(q)), 0.0)
+    controller = core.Controller(solver, merger,
+                                 controller_settings({**VALUES, **values}, model, solver))
+    external = None if tau_ext is None else core.External(tau_ext, [0] * len(q))
+    cycle = core.Cycle(None, np.zeros(len(q)), solver.gravity(q), (), external)
+    return controller, cycle
+
+
+def test_a_states_lambda_and_wrench_against_pinocchio():
+    """Λ equals (J M⁻¹ Jᵀ)⁻¹ from Pinocchio's J and M; a wrench F applied at the tip gives
+    τ_ext = Jᵀ F (Pinocchio's J), from which the wrench is recovered."""
+    model = load_arm("rd_ur5e")
+    reference = rd.make_solver(model, "pinocchio")
+    q = np.array([0.3, -1.1, 1.4, -0.9, 1.2, 0.4])
+    J, M = reference.jacobian(q), reference.mass_matrix(q)
+    F = np.array([5.0, -3.0, 8.0, 0.4, -0.2, 0.1])
+    controller, cycle = _controller_at(model, q, J.T @ F)
+    result, wrench = tip_quantities(controller, cycle, True, True, 0.0)
+    np.testing.assert_allclose(result.Lambda, np.linalg.inv(J @ np.linalg.solve(M, J.T)),
+                               rtol=1e-8)
+    np.testing.assert_allclose(wrench, F, atol=1e-9)
+    assert tip_quantities(controller, cycle, False, False, 0.0) == (None, None)
+    unknown = cycle._replace(external=core.External(np.full(6, np.nan), [0] * 6))
+    assert tip_quantities(controller, unknown, False, True, 0.0) == (None, None)
+
+
+def test_gravity_is_clamped_like_a_command():
+    model = load_arm("rd_ur5e")
+    q = np.array([0.0, -1.0, 0.5, 0.0, 0.0, 0.0])
+    controller, cycle = _controller_at(model, q, torque_limit_scale=0.01)
+    g = rd.make_solver(model, "pinocchio").gravity(q)
+    bound = controller.settings.effort_bound
+    np.testing.assert_allclose(clamped_gravity(controller, cycle), np.clip(g, -bound, bound),
+                               rtol=0, atol=1e-9)
+    assert np.any(np.abs(g) > bound)                      # the clamp is exercised
+
+
+def test_model_changes_take_effect_in_order_at_their_times():
+    committed = []
+    schedule = ModelChangeSchedule(lambda change: committed.append(change) or f"did {change}")
+    first, second = schedule.add(1.0), schedule.add(2.0)
+    first.change.set_result("a")
+    assert schedule.apply_due(0.5, wait=True, timeout=1.0) == [] and committed == []
+    assert schedule.apply_due(1.5, wait=False, timeout=1.0) == [] and committed == ["a"]
+    assert first.done.result(timeout=0) == "did a"
+    assert schedule.apply_due(2.5, wait=False, timeout=1.0) == [] and committed == ["a"]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:    # prepared while waited for
+        pool.submit(lambda: second.change.set_result("b"))
+        assert schedule.apply_due(2.5, wait=True, timeout=10.0) == []
+    assert committed == ["a", "b"] and not schedule
+    late = schedule.add(3.0)
+    assert schedule.apply_due(3.0, wait=True, timeout=0.01) == [3.0]     # skipped
+    assert late.done.result(timeout=0) is None and committed == ["a", "b"]
+    dropped = schedule.add(4.0)
+    schedule.drop()
+    assert not schedule and dropped.change.result(timeout=0) is None
+
+
+@pytest.mark.parametrize("share, refused", [(0.98, False), (1.02, True)])
+def test_identification_moves_faster_than_half_the_bound_are_refused(share, refused):
+    """A quintic move of Δq in T peaks at 15/8 Δq/T (at T/2): planned at `share` of
+    VELOCITY_SHARE of the bound, it is refused exactly above it."""
+    bound, T = np.array([3.0, 2.0]), 2.0
+    dq = share * VELOCITY_SHARE * bound * T / (15.0 / 8.0)
+    zeros = np.zeros((2, 2))
+    move = Trajectory(0.0, [0.0, T], [np.zeros(2), dq], zeros, zeros)
+    reason = IdentificationSession.too_fast(move, bound, ["a", "b"])
+    assert (reason is not None) == refused
+    if refused:
+        assert reason.startswith("'a' would move at")
