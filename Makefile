@@ -39,10 +39,10 @@ bench: $(STAMP)
 soak: $(STAMP)
 	$(PY) -m benchmarks.soak $(SOAK_ARGS)
 
-# every URDF of example-robot-data, every candidate tip: the README's table (also in make test)
+# every URDF of example-robot-data, every candidate tip: docs/testing.md's table (also in make test)
 corpus: $(STAMP)
 	PYTHONPATH=.:test $(PY) test/test_example_robot_data.py
 
-# colcon workspace in build/ws against the venv's wheel-based ROS 2 (README: ROS 2 workspace)
+# colcon workspace in build/ws against the venv's wheel-based ROS 2 (docs/install.md: ROS 2 workspace)
 workspace: $(STAMP)
 	bash scripts/build_workspace.sh $(VENV) build/ws

@@ -1,4 +1,4 @@
-"""The README's main command, shortened: eight phases run on the MuJoCo plant, each meets
+"""The README's main command (docs/demo.md), shortened: eight phases run on the MuJoCo plant, each meets
 its verdict (the exit status), the table and the plots appear, no process it started is
 left behind, and pinned to one core it prints the same figures."""
 

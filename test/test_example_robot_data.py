@@ -1,12 +1,12 @@
 """Every URDF that example-robot-data ships, every candidate tip: each chain loads and equals
-Pinocchio, or is refused for a reason on a short allow-list (README: "Real-world URDFs").
+Pinocchio, or is refused for a reason on a short allow-list (docs/testing.md: "Real-world URDFs").
 
 Candidate tips are the leaf links reached from the root through at least one movable joint
 (what load_robot lists when the tip is ambiguous), found here with ElementTree, not with
 robo_dynamics. The reference is Pinocchio on the same URDF with the joints off the chain at 0
 (backend "pinocchio"), and, for chains with mimic joints, Pinocchio's own mimic joints.
 
-`make corpus` prints the table of the README from the same run:
+`make corpus` prints the table of docs/testing.md from the same run:
     python test/test_example_robot_data.py
 """
 

@@ -6,8 +6,8 @@ good stream, 100 000-name messages, /clock jumping back under use_sim_time. Thro
 them the node keeps serving, commands stop within stale_timeout and resume as a ramp, every
 command is finite, within the URDF effort limits and never steps by more than
 max_torque_rate × the limiter's longest interval, the final command is Pinocchio's g(q),
-and the node's memory stays bounded. Each test prints its figures (README, "Transport-level
-faults"). Waits are for events (messages, lines a peer prints); the deadlines only turn a
+and the node's memory stays bounded. Each test prints its figures (docs/testing.md,
+"Reliability"). Waits are for events (messages, lines a peer prints); the deadlines only turn a
 hang into a failure.
 """
 

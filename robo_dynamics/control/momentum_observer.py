@@ -1,6 +1,6 @@
 """External joint torques from measured joint torques: the generalized-momentum observer.
 
-Convention (the one of the whole package, stated in the README and the messages):
+Convention (the one of the whole package, stated in docs/node.md and the messages):
 
     M(q) q̈ + C(q, q̇) q̇ + g(q) + τ_f(q̇) = τ_m + τ_ext
 

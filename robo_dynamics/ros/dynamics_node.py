@@ -1,6 +1,6 @@
 """dynamics_node: joint states in; the arm's torque command, gravity torques and Λ out.
 
-The wiring of the node; each job is a module of its own (docs: README, "The ROS 2 node"):
+The wiring of the node; each job is a module of its own (reference: docs/node.md):
     joint_states  a thread of its own (joint_state_thread.py), merged by name and stepped
                   through the command stream (control/controller.py)
     outputs.py    ~/commands, ~/commanded_torques, ~/gravity_torques, Λ, external torques,
