@@ -34,7 +34,7 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "dynamics_demo = robo_dynamics.ros.demo:main",
+            "dynamics_demo = robo_dynamics.ros.demo.run:main",
             "dynamics_check = robo_dynamics.check:main",
             "dynamics_compare = robo_dynamics.compare:main",
             "dynamics_node = robo_dynamics.ros.dynamics_node:main",

@@ -390,7 +390,7 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    from robo_dynamics.ros.demo import stop_processes
+    from robo_dynamics.ros.demo.supervisor import stop_processes
     process = subprocess.Popen(command)
     node = rclpy.create_node("benchmark_driver")
     received, latencies, diagnostics = [0], [], {}
@@ -541,7 +541,7 @@ def check_load_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     from sensor_msgs.msg import JointState
 
     import robo_dynamics as rd
-    from robo_dynamics.ros.demo import stop_processes
+    from robo_dynamics.ros.demo.supervisor import stop_processes
     from robo_dynamics.ros.joint_state_thread import fifo_permitted
     path, tip = ARMS["Panda (7-DoF)"]
     model = rd.load_robot(path, tip_link=tip)

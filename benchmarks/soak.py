@@ -22,7 +22,8 @@ import numpy as np
 
 from benchmarks.run import REPO, process_stats
 from robo_dynamics.ros.isolation import isolate
-from robo_dynamics.ros.demo import Q0, desired, stop_processes
+from robo_dynamics.ros.demo.scenario import Q0, desired
+from robo_dynamics.ros.demo.supervisor import stop_processes
 
 SEGMENT = 10.0       # s of trajectory per message
 OVERLAP = 1.0        # s: each segment starts this long before the previous one ends

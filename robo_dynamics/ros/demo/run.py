@@ -1,0 +1,237 @@
+"""The closed-loop demo on the default arm (scenario.py says what it shows):
+
+    python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
+                                 [--free-running] [--output PNG] [--phases 7,8]
+
+Prints the node's events, each phase's verdicts, a table and writes plots. Everything runs
+on the loopback in a ROS domain of its own; the processes it starts are stopped when it
+ends, also on Ctrl-C.
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+from ...paths import urdf_path
+from ..isolation import isolate
+from .report import plot, plot_external, plot_payload, print_table, summary
+from .scenario import (ARMATURE, HOLD_AT, IDENTIFY_GOAL, JOINT_DAMPING, JOINT_FRICTION,
+                       LEAD_IN, PHASES, PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START)
+from .supervisor import Supervisor, move_to, start_processes, stop_processes, trajectory_from
+from .verdicts import contact_verdict, identification_verdict, summarise, verdict
+
+
+def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
+    from ... import load_robot
+    robot = load_robot(urdf)
+    sup = Supervisor(phase, robot, rate, lockstep, [])     # there first: found at once
+    identified = None
+    try:
+        sup.processes[:] = start_processes(urdf, phase, rate, engine, lockstep)
+        if lockstep:
+            sup.found()
+        began = time.monotonic()
+        if phase.guess_kg is not None:
+            # hold where the arm is from the first states (told a wrong payload, the arm
+            # would drift under gravity compensation), then the node finds the payload
+            sup.run_to(HOLD_AT)
+            from sensor_msgs.msg import JointState
+            sup.desire(sup.set_point_pub, JointState(name=sup.names,
+                                                     position=sup.measured().tolist()),
+                       "set-point")
+            sup.flowing(sup.run_to(START))
+            identified = identify(sup, phase, progress)
+            print()
+            now = sup.now()
+            event = sup.desire(sup.trajectory_pub,
+                               move_to(sup.names, sup.measured(), Q0, now, RETURN_SECONDS),
+                               "move back")
+            if event.kind != "tracking":
+                raise RuntimeError(f"phase '{phase.name}': {event.message}")
+            sup.run_to(now + RETURN_SECONDS + 0.5)
+        else:
+            sup.flowing(sup.run_to(START))
+        for attempt in range(3):
+            now = sup.now()
+            if not phase.track:
+                break
+            # as a supervisor would: send from the measured pose; if refused, re-send later
+            event = sup.desire(sup.trajectory_pub,
+                               trajectory_from(sup.names, sup.measured(), now, duration),
+                               "trajectory")
+            if event.kind == "tracking":
+                break
+            sup.run_to(now + 1.0)
+        start = now + LEAD_IN
+        sup.log[:] = sup.log[-1:]
+        sup.contact.clear()
+        push_at = LEAD_IN + 0.3 * duration if phase.push else None   # s after start
+        report = lambda second: progress(f"  {phase.name}: {second - now:4.0f}/"
+                                         f"{LEAD_IN + duration:.0f} s")
+        if push_at is not None:
+            sup.run_to(start + push_at, report)
+            sup.push(PUSH_FORCE)
+            sup.run_to(start + push_at + PUSH_SECONDS, report)
+            sup.push(0.0)
+        sup.run_to(start + duration, report)
+        wall = time.monotonic() - began
+    finally:
+        stop_processes(sup.processes)
+        sup.close()
+    log, contact, truth, events = sup.log, sup.contact, sup.truth, sup.events
+    stamps = np.array([entry[0] for entry in log]) - start
+    keep = stamps >= 0.0
+    observed = {"t": np.array([c[0] for c in contact]) - start,
+                "levels": np.array([c[1] for c in contact]),
+                "estimate": np.array([c[2] for c in contact]),
+                "contact_threshold": contact[-1][3] if contact else None,
+                "truth_t": np.array([c[0] for c in truth]) - start,
+                "truth": np.array([c[1] for c in truth]), "push_at": push_at,
+                "identified": identified, "wall": wall,
+                "simulated": start + duration if lockstep else wall}
+    return (stamps[keep], np.array([entry[1] for entry in log])[keep],
+            np.array([entry[2] for entry in log])[keep],
+            [(t - start, e) for t, e in events if e.kind not in ("started",)], observed)
+
+
+def identify(sup, phase, progress):
+    """The ~/identify_payload goal (poses the node chooses around the current one, apply),
+    sent on the paused simulation: its Result once the node has moved through the poses,
+    fitted and applied the payload (MODEL_CHANGE_DELAY after the last pose)."""
+    from rclpy.action import ActionClient
+    from robo_dynamics_interfaces.action import IdentifyPayload
+    from ...control.identification_session import MODEL_CHANGE_DELAY
+    client = ActionClient(sup.node, IdentifyPayload, "/dynamics_node/identify_payload")
+    shown = [None]
+
+    def show(message):
+        f = message.feedback
+        if (f.pose, f.phase) != shown[0]:       # a line per step, not per feedback
+            shown[0] = (f.pose, f.phase)
+            progress(f"  identifying the payload: pose {f.pose}/{f.poses}, {f.phase:<9}, "
+                     f"{f.samples} states")
+    try:
+        sup.spin_until(lambda: client.server_is_ready(), "no ~/identify_payload action")
+        answered, now = len(sup.events), sup.now()
+        sent = client.send_goal_async(
+            IdentifyPayload.Goal(link="tool0", apply=True, **IDENTIFY_GOAL),
+            feedback_callback=show)
+        sup.spin_until(sent.done, "the identification goal was not answered")
+        if not sent.result().accepted:
+            raise RuntimeError(f"phase '{phase.name}': the identification goal was rejected")
+        result = sent.result().get_result_async()
+        # the node plans on the paused simulation: its answer, then time runs
+        sup.spin_until(lambda: result.done() or any(e.kind in ("tracking", "refused")
+                                                    for _, e in sup.events[answered:]),
+                       "the identification did not start")
+        if not result.done():
+            g = IDENTIFY_GOAL
+            plan = g["pose_count"] * (g["move_time"] + g["settle_time"] + g["record_time"])
+            sup.run_to(now + plan + MODEL_CHANGE_DELAY + 2 * sup.period)
+            sup.spin_until(result.done, "the identification did not end", 600.0)
+        return result.result().result
+    finally:
+        client.destroy()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=6.0, help="seconds per phase")
+    parser.add_argument("--rate", type=float, default=500.0,
+                        help="joint_states rate [Hz] (1000 runs too; 500 leaves headroom for "
+                             "three processes on two cores)")
+    parser.add_argument("--engine", choices=("mujoco", "internal"), default="mujoco",
+                        help="sim_arm's engine (default: MuJoCo, independent of the node)")
+    parser.add_argument("--free-running", action="store_true",
+                        help="sim_arm follows the wall clock instead of the node's commands "
+                             "(lockstep); the result then depends on the machine's load")
+    parser.add_argument("--output", default="demo_output/closed_loop.png", help="plot path")
+    parser.add_argument("--phases", default=None,
+                        help="which phases to run, e.g. 7,8 (1-based; default: all)")
+    args = parser.parse_args(argv)
+    try:
+        chosen = (range(1, len(PHASES) + 1) if args.phases is None
+                  else sorted({int(k) for k in args.phases.split(",")}))
+        selected = [PHASES[k - 1] for k in chosen if k >= 1]
+    except (ValueError, IndexError):
+        parser.error(f"--phases: comma-separated numbers from 1 to {len(PHASES)}")
+    isolate()
+    import rclpy
+    from ... import load_robot
+    urdf = urdf_path()
+    robot = load_robot(urdf)
+    print(f"closed loop on '{robot.name}' ({urdf}): sim_arm at {args.rate:.0f} Hz "
+          + ("(free-running), " if args.free_running else "(lockstep, simulated time), ")
+          + f"dynamics_node (pinocchio, cross-checked by rnea), {args.duration:.0f} s per phase; "
+          f"ROS domain {os.environ['ROS_DOMAIN_ID']}, loopback only")
+    print(f"plant: sim_arm engine {args.engine}"
+          + (" (MuJoCo: shares no code with the node)" if args.engine == "mujoco" else
+             " (the library itself: the node's own model)")
+          + "; what the node's model does not have: joint damping "
+          f"{JOINT_DAMPING} N·m·s/rad and Coulomb friction {JOINT_FRICTION} N·m (compensated "
+          "in the phases that say so)"
+          + (f", rotor armature {ARMATURE} kg·m²" if args.engine == "mujoco" else "")
+          + "; no obstacle")
+    rclpy.init()
+    records, results, failed, contacts, pushed = {}, {}, 0, {}, None
+    simulated = wall = 0.0         # s: simulated time and the wall time it took
+    identified_result = None
+    try:
+        for phase in selected:
+            print(f"phase: {phase.name}", flush=True)
+            t, q, tau, events, observed = run_phase(
+                phase, urdf, args.rate, args.duration,
+                lambda text: print(text, end="\r", flush=True), args.engine,
+                not args.free_running)
+            simulated += observed["simulated"]
+            wall += observed["wall"]
+            print()
+            for at, event in events:
+                print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
+            records[phase.name] = (phase.track, t, q, tau)
+            results[phase.name] = summarise(phase, t, q, tau, robot.effort_limit)
+            ok, sentence = verdict(phase, results[phase.name], events)
+            seen, contact_sentence, figures = contact_verdict(phase, observed, 1.0 / args.rate)
+            contacts[phase.name] = figures
+            failed += not (ok and seen)
+            print(f"  verdict: {sentence}")
+            print(f"  external torques: {contact_sentence}")
+            if phase.guess_kg is not None:
+                identified_result = observed["identified"]
+                found, sentence = identification_verdict(phase, observed)
+                failed += not found
+                print(f"  identification: {sentence}")
+            if phase.push:
+                pushed = observed
+    except KeyboardInterrupt:
+        print("\ninterrupted: processes stopped")
+        return 130
+    finally:
+        rclpy.try_shutdown()
+    print_table(results)
+    print(f"\nreal-time factor {simulated / wall:.2f}: {simulated:.1f} s simulated in "
+          f"{wall:.1f} s of wall time (the loop's, start-up and plots apart)")
+    failed += summary(results, contacts, args.engine)
+    identified = [p for p in selected if p.guess_kg is not None]
+    path = pathlib.Path(args.output).resolve()
+    plot(records, path)
+    print(f"plot: {path}")
+    if identified_result is not None and identified_result.success:
+        payload_plot = path.with_name(path.stem + "_payload.png")
+        plot_payload(identified[0], identified_result, payload_plot)
+        print(f"plot: {payload_plot}")
+    if pushed is not None and len(pushed["t"]):
+        external = path.with_name(path.stem + "_external_torques.png")
+        plot_external(pushed, external)
+        print(f"plot: {external}")
+    if failed:
+        print(f"{failed} phase(s) NOT as expected")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

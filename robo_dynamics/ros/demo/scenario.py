@@ -1,0 +1,112 @@
+"""The closed-loop demo's scenario, on the default arm: sim_arm → joint_states → dynamics_node →
+effort commands → sim_arm, eight phases, each with fresh processes.
+
+    python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
+                                 [--free-running] [--output PNG] [--phases 7,8]
+
+The plant is MuJoCo by default (sim_arm's engine mujoco): an engine that shares no code with
+the node, reading the same URDF, with what a real arm has and the URDF does not — rotor
+armature and joint friction (ARMATURE, JOINT_DAMPING, JOINT_FRICTION), unknown to the
+node's model. With --engine internal the plant is the library itself (friction as above,
+no armature): there gravity compensation holds the pose to rounding, which only shows that
+the library agrees with itself. The simulated torque sensors are noisy (EFFORT_NOISE), and
+the node estimates the external joint torques from them in every phase (its momentum
+observer, default thresholds): the phases without a push must show no contact.
+1./2. gravity compensation only, friction compensation off / on: the arm is released at a
+   non-trivial pose; drift after the phase (rad);
+3./4. computed-torque tracking of a smooth multi-joint trajectory, friction compensation
+   off / on (the node's viscous_friction and coulomb_friction set to the plant's): RMS and
+   max tracking error per joint, peak torque against the effort limits;
+5. tracking with a 1 kg payload at the flange, declared to the node at start-up (friction
+   compensation on);
+6. gravity compensation with the payload known only to the simulation (the payload the
+   operator forgot to declare): the wrist starts to fall, the velocity watchdog switches to
+   the safe hold (gravity compensation plus damping) on that joint state, and the arm sinks
+   slowly against the damping instead of falling;
+7. tracking as in 5., the node told only a rough mass (IDENTIFY_GUESS_KG): it first finds
+   the payload itself (~/identify_payload: poses it chooses, mass and centre of mass from
+   the noisy efforts, applied), the arm goes back to the start, then tracks; the identified
+   mass within IDENTIFIED_MASS_BOUND and the tracking RMS within IDENTIFIED_RMS_RATIO × the
+   exact payload's (phase 5);
+8. tracking as in 4. while a person pushes the forearm (PUSH_FORCE N at its end, by the
+   wrist, for PUSH_SECONDS): the node estimates the push's joint torques from the noisy
+   efforts, reports the collision (default thresholds) and holds the arm; estimate against
+   the truth (sim_arm publishes the joint torques of the push) in a second plot.
+Each phase ends with a verdict against what it must show (drift, tracking within
+TRACKING_BOUND without a fault, no contact, or the safe hold; the push detected within
+3/K_O + one period); the exit status is 1 if one does not.
+The loop runs in lockstep: sim_arm advances one period only once the node's command for
+the last state has arrived, and the node and the demo run on its simulated time (/clock,
+use_sim_time), so a loaded machine makes the demo slower, never different. With
+--free-running the simulation follows the wall clock as a real arm does (the result then
+depends on the machine keeping up with --rate).
+The run is __main__.py, its processes and supervisor supervisor.py, the verdicts
+verdicts.py (pure functions), the table and plots report.py.
+"""
+
+import numpy as np
+
+Q0 = np.array([0.3, -1.2, 1.4, -0.9, 1.2, 0.4])             # rad, a non-trivial pose
+AMPLITUDE = np.array([0.35, 0.25, 0.3, 0.4, 0.5, 0.6])      # rad
+OMEGA = np.array([1.2, 1.5, 1.9, 2.2, 2.6, 3.0])            # rad/s
+LEAD_IN = 0.5                                               # s before the trajectory starts
+# the plant's, not in the URDF: each joint's rotor armature ≈ 10 % of its own inertia at Q0
+# and friction of the order of that inertia × 1 rad/s² (the node's gains are accelerations
+# scaled by its model's inertia: what they absorb shrinks with it, down to the light wrist)
+ARMATURE = [0.2, 0.2, 0.08, 0.003, 0.0008, 0.00004]        # kg·m² (engine mujoco)
+JOINT_DAMPING = [1.5, 1.5, 0.5, 0.015, 0.004, 0.0002]       # N·m·s/rad
+JOINT_FRICTION = [1.5, 1.5, 0.5, 0.015, 0.004, 0.0002]      # N·m, Coulomb
+EFFORT_NOISE = 0.5          # N·m: standard deviation of the simulated torque sensors
+PUSH_FORCE = 30.0           # N, perpendicular to the forearm, at its end (by the wrist)
+PUSH_SECONDS = 0.3
+OBSERVER_GAIN = 50.0        # 1/s: the node's default observer_gain
+IDENTIFY_GUESS_KG = 1.3     # the operator's rough guess of the 1 kg payload (30 % off)
+IDENTIFY_GOAL = {"pose_count": 4, "move_time": 1.5, "settle_time": 0.5, "record_time": 0.5}
+IDENTIFIED_MASS_BOUND = 0.05   # relative: what the identified mass must be within
+IDENTIFIED_RMS_RATIO = 2.0     # tracking RMS after identification / with the exact payload
+RETURN_SECONDS = 2.0           # s: back to Q0 after the identification's poses
+START = 0.2          # s: the first pause (the node has been commanding for most of it, and
+#                      its outputs reach the demo from then on)
+HOLD_AT = 0.02       # s: where a phase that identifies first holds the pose
+TRACKING_BOUND = 0.05      # rad: what the phases that track must stay within
+UNCOMPENSATED_BOUND = 0.2  # rad: tracking with the plant's friction not compensated (below
+                           # the node's max_tracking_error, 0.25 rad)
+DRIFT_BOUND = 1e-3         # rad: gravity compensation with the exact model (a scheduling
+                           # hiccup longer than the timeouts may let it move a little)
+
+
+def desired(t):
+    """q_d = Q0 + A (1 − cos ωt) for t ≥ 0 (rest before), with its derivatives."""
+    t = np.maximum(np.asarray(t, dtype=float), 0.0)[..., None]
+    return (Q0 + AMPLITUDE * (1.0 - np.cos(OMEGA * t)), AMPLITUDE * OMEGA * np.sin(OMEGA * t),
+            AMPLITUDE * OMEGA ** 2 * np.cos(OMEGA * t) * (t > 0))
+
+
+class Phase:
+    """payload_kg: a payload at the flange in the simulation; declared: the node knows it too
+    (its start-up payload parameters); guess_kg: the node is told only this rough mass, then
+    finds the payload itself (~/identify_payload) before tracking; friction: the node
+    compensates the plant's joint friction (knowing its coefficients); expect: 'hold' when
+    the safety envelope must abandon the motion for its safe hold, else 'track'."""
+
+    def __init__(self, name, track, payload_kg=0.0, declared=False, friction=False,
+                 expect="track", bound=None, push=False, guess_kg=None):
+        self.name, self.track, self.payload_kg = name, track, payload_kg
+        self.declared, self.friction, self.expect = declared, friction, expect
+        self.push = push
+        self.guess_kg = guess_kg      # declared roughly, then identified by the node
+        self.bound = bound if bound is not None else (TRACKING_BOUND if track
+                                                      else DRIFT_BOUND)
+
+
+PHASES = [Phase("gravity compensation", False),
+          Phase("gravity compensation, friction compensated", False, friction=True),
+          Phase("computed torque", True, bound=UNCOMPENSATED_BOUND),
+          Phase("computed torque, friction compensated", True, friction=True),
+          Phase("computed torque, 1 kg payload declared", True, 1.0, declared=True,
+                friction=True),
+          Phase("gravity compensation, 1 kg unknown payload", False, 1.0, expect="hold"),
+          Phase("computed torque, 1 kg payload identified by the node", True, 1.0,
+                friction=True, guess_kg=IDENTIFY_GUESS_KG),
+          Phase("computed torque, pushed on the forearm", True, friction=True, expect="hold",
+                push=True)]

@@ -1,0 +1,91 @@
+"""The demo's verdicts: what each phase must show, as pure functions of what was recorded
+(no ROS). Each returns (as expected?, sentence[, figures])."""
+
+import numpy as np
+
+from .scenario import IDENTIFIED_MASS_BOUND, OBSERVER_GAIN, Q0, desired
+
+
+def summarise(phase, t, q, tau, effort_limit):
+    reference = desired(t)[0] if phase.track else np.broadcast_to(Q0, q.shape)
+    error = reference - q
+    return {"rms": np.sqrt(np.mean(error ** 2, axis=0)), "max": np.max(np.abs(error), axis=0),
+            "final": np.abs(error[-1]), "peak": np.max(np.abs(tau), axis=0),
+            "limit": effort_limit, "samples": len(t), "span": t[-1] - t[0] if len(t) else 0.0,
+            "speed": (np.max(np.abs(np.diff(q, axis=0)) / np.diff(t)[:, None], axis=0)
+                      if len(t) > 1 else np.zeros(q.shape[1])),
+            "sink": (np.abs(q[-1] - q[t >= t[-1] - 1.0][0]) if len(t) > 1 and t[-1] > 1.0
+                     else np.zeros(q.shape[1]))}
+
+
+def identification_verdict(phase, observed):
+    """(as expected?, sentence) on the payload the node found (phases with guess_kg)."""
+    result = observed["identified"]
+    if not result.success:
+        return False, f"NOT as expected: identification failed: {result.message}"
+    error = abs(result.payload.m - phase.payload_kg) / phase.payload_kg
+    ok = error <= IDENTIFIED_MASS_BOUND and result.applied
+    com = result.payload.com
+    return ok, (f"identified {result.payload.m:.4f} kg (truth {phase.payload_kg:g} kg, told "
+                f"{phase.guess_kg:g} kg; error {100 * error:.1f} % "
+                f"{'≤' if ok else '>'} {100 * IDENTIFIED_MASS_BOUND:g} %), centre of mass "
+                f"({com.x:+.4f}, {com.y:+.4f}, {com.z:+.4f}) m in tool0 (truth 0), from "
+                f"{result.samples} states; applied{', as expected' if ok else ''}")
+
+
+def verdict(phase, summary, events):
+    """(as expected?, sentence) for one phase."""
+    holds = [at for at, event in events if event.kind == "safe_hold"]
+    if phase.push:
+        if holds:
+            return True, f"safe hold at t = {holds[0]:+.2f} s, as expected"
+        return False, "NOT as expected: the push did not lead to the safe hold"
+    if phase.expect == "hold":
+        if holds:
+            return True, (f"safe hold at t = {holds[0]:+.2f} s; the arm then moves at "
+                          f"≤ {summary['speed'].max():.3g} rad/s, and in the last second at "
+                          f"{summary['sink'].max():.3g} rad/s (damping against the "
+                          "unmodelled weight), as expected")
+        return False, "NOT as expected: the watchdogs never abandoned the motion"
+    if holds:
+        return False, f"NOT as expected: safe hold at t = {holds[0]:+.2f} s"
+    error, bound, what = ((summary["final"].max(), phase.bound, "drift") if not phase.track
+                          else (summary["max"].max(), phase.bound, "max tracking error"))
+    ok = error < bound
+    return ok, (f"{what} {error:.2e} rad {'<' if ok else '>='} {bound:g} rad, "
+                f"{'as expected' if ok else 'NOT as expected'}")
+
+
+def contact_verdict(phase, observed, period):
+    """(as expected?, sentence, figures) on the external-torque estimate of one phase: no
+    contact without a push (the unknown payload is a real external load: not judged);
+    with a push, the collision within 3/K_O + one period of the push, none before it."""
+    t, levels, estimate = observed["t"], observed["levels"], observed["estimate"]
+    if len(t) == 0:
+        return False, "NOT as expected: no contact state received", {}
+    threshold = observed["contact_threshold"]
+    push = observed["push_at"]
+    before = t < push if push is not None else np.ones(len(t), dtype=bool)
+    figures = {"ratio": float(np.max(np.abs(estimate[before]) / threshold))}
+    if phase.expect == "hold" and not phase.push:
+        return True, (f"largest |τ̂|/contact threshold {figures['ratio']:.2f} (the unknown "
+                      "payload is an external load)"), figures
+    false = np.flatnonzero((levels[before] > 0).any(axis=1))
+    if false.size:
+        return False, (f"NOT as expected: contact reported at t = {t[before][false[0]]:+.3f}"
+                       f" s without a push"), figures
+    sentence = f"no contact (largest |τ̂|/contact threshold {figures['ratio']:.2f})"
+    if push is None:
+        return True, sentence, figures
+    truth_t, truth = observed["truth_t"], observed["truth"]
+    pushed = truth_t[np.flatnonzero(np.abs(truth).max(axis=1) > 0.0)] if len(truth) else []
+    collided = t[np.flatnonzero((levels == 2).any(axis=1))]
+    if not len(pushed) or not len(collided):
+        return False, "NOT as expected: the push was not seen as a collision", figures
+    start = pushed[0]          # sim_arm's receipt: the push acts from that state on
+    bound = 3.0 / OBSERVER_GAIN + period
+    figures["delay"] = float(collided[0] - start)
+    ok = figures["delay"] <= bound
+    sentence += (f" before the push; collision {1e3 * figures['delay']:.0f} ms after it "
+                 f"{'≤' if ok else '>'} 3/K_O + one period = {1e3 * bound:.0f} ms")
+    return ok, sentence + (", as expected" if ok else ", NOT as expected"), figures
