@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from benchmarks.run import REPO, process_stats
+from benchmarks.measure import REPO, process_stats
 from robo_dynamics.ros.isolation import isolate
 from robo_dynamics.ros.demo.scenario import Q0, desired
 from robo_dynamics.ros.demo.supervisor import stop_processes

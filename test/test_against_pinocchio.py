@@ -157,7 +157,7 @@ def test_compiled_algorithms_equal_pinocchio_single_and_batched(name):
         R_tip, p_tip = ref.tip_pose(q)
         assert rel(pose[6 * n:], np.concatenate((R_tip.ravel(), p_tip))) <= 1e-12
         assert rel(np.array(jacobian_dot_qd(x[0], x[1])), ref.jacobian_dot_qd(q, qd)) <= 1e-12
-        dq, dv, _ = ref.rnea_derivatives(q, qd, qdd)
+        dq, dv, _ = ref.inverse_dynamics_derivatives(q, qd, qdd)
         d = np.array(derivatives(*x))
         assert rel(d[:n * n].reshape(n, n), dq) <= TOLERANCE
         assert rel(d[n * n:].reshape(n, n), dv) <= TOLERANCE
@@ -180,25 +180,25 @@ def test_compiled_algorithms_equal_pinocchio_single_and_batched(name):
         assert rel(g[k], ref.gravity(q[k])) <= 1e-12
         assert rel(M[k].reshape(n, n), ref.mass_matrix(q[k])) <= 1e-12
         assert rel(J[k].reshape(6, n), ref.jacobian(q[k])) <= 1e-12
-        dq, dv, _ = ref.rnea_derivatives(q[k], qd[k], qdd[k])
+        dq, dv, _ = ref.inverse_dynamics_derivatives(q[k], qd[k], qdd[k])
         assert rel(D[k, :n * n].reshape(n, n), dq) <= TOLERANCE
         assert rel(D[k, n * n:].reshape(n, n), dv) <= TOLERANCE
 
 
 def test_batched_solver_api_equals_pinocchio_per_state(solvers):
-    """mass_matrix_batch, jacobian_batch (all frames), rnea_derivatives_batch and
+    """mass_matrix_batch, jacobian_batch (all frames), inverse_dynamics_derivatives_batch and
     operational_space_inertia_batch of both backends against Pinocchio's single calls."""
     ours, ref = solvers
     q, qd, qdd = random_states(ours.model, 20, seed=12)
     for solver in (ours, ref):
         M = solver.mass_matrix_batch(q)
-        dq, dv = solver.rnea_derivatives_batch(q, qd, qdd)
+        dq, dv = solver.inverse_dynamics_derivatives_batch(q, qd, qdd)
         Lambda = solver.operational_space_inertia_batch(q)
         for k in range(len(q)):
             assert rel(M[k], ref.mass_matrix(q[k])) <= TOLERANCE
             for frame in ("local_world_aligned", "local", "world"):
                 assert rel(solver.jacobian_batch(q, frame)[k], ref.jacobian(q[k], frame)) <= 1e-12
-            d_q, d_v, _ = ref.rnea_derivatives(q[k], qd[k], qdd[k])
+            d_q, d_v, _ = ref.inverse_dynamics_derivatives(q[k], qd[k], qdd[k])
             assert rel(dq[k], d_q) <= TOLERANCE and rel(dv[k], d_v) <= TOLERANCE
             if ref.operational_space(q[k]).condition_number <= 1e6:
                 assert rel(Lambda[k], ref.operational_space_inertia(q[k])) <= 1e-7
@@ -243,7 +243,7 @@ def test_pinocchio_backend_matrices_are_exactly_symmetric(solvers):
     for q, qd, qdd in zip(*random_states(ref.model, 20, seed=15)):
         tau = ref.inverse_dynamics(q, qd, qdd)
         for M in (ref.mass_matrix(q), ref.mass_matrix_inverse(q),
-                  ref.rnea_derivatives(q, qd, qdd)[2],
+                  ref.inverse_dynamics_derivatives(q, qd, qdd)[2],
                   ref.forward_dynamics_derivatives(q, qd, tau)[2]):
             np.testing.assert_array_equal(M, M.T)
         np.testing.assert_allclose(ref.mass_matrix(q) @ ref.mass_matrix_inverse(q),
@@ -254,7 +254,7 @@ PUBLIC_CALLS = {   # method: the state arguments it takes, in order
     "inverse_dynamics": ("q", "qd", "qdd"), "gravity": ("q",), "bias": ("q", "qd"),
     "mass_matrix": ("q",), "mass_matrix_inverse": ("q",), "coriolis_matrix": ("q", "qd"),
     "momentum_terms": ("q", "qd"), "forward_dynamics": ("q", "qd", "tau"),
-    "rnea_derivatives": ("q", "qd", "qdd"), "jacobian": ("q",), "jacobian_dot_qd": ("q", "qd"),
+    "inverse_dynamics_derivatives": ("q", "qd", "qdd"), "jacobian": ("q",), "jacobian_dot_qd": ("q", "qd"),
     "tip_pose": ("q",), "operational_space_inertia": ("q",),
 }
 

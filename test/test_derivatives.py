@@ -3,7 +3,9 @@ computeRNEADerivatives / computeABADerivatives and against central finite differ
 the vectorised algorithms (rnea.py, crba.py)."""
 
 import numpy as np
+import pytest
 
+import robo_dynamics as rd
 from robo_dynamics.algorithms import crba, rnea
 from conftest import rel, load_arm, random_states
 
@@ -21,7 +23,7 @@ def central_difference(f, x):
 def test_rnea_derivatives_match_pinocchio(solvers):
     ours, ref = solvers
     for q, qd, qdd in zip(*random_states(ours.model, 25, seed=51)):
-        for a, b in zip(ours.rnea_derivatives(q, qd, qdd), ref.rnea_derivatives(q, qd, qdd)):
+        for a, b in zip(ours.inverse_dynamics_derivatives(q, qd, qdd), ref.inverse_dynamics_derivatives(q, qd, qdd)):
             assert rel(a, b) <= 1e-9
 
 
@@ -38,7 +40,7 @@ def test_rnea_derivatives_match_finite_differences(solvers):
     ours, _ = solvers
     model = ours.model
     for q, qd, qdd in zip(*random_states(model, 5, seed=53)):
-        dq, dqd, dqdd = ours.rnea_derivatives(q, qd, qdd)
+        dq, dqd, dqdd = ours.inverse_dynamics_derivatives(q, qd, qdd)
         fd_q = central_difference(lambda x: rnea.rnea(model, x, qd, qdd), q)
         fd_qd = central_difference(lambda x: rnea.rnea(model, q, x, qdd), qd)
         fd_qdd = central_difference(lambda x: rnea.rnea(model, q, qd, x), qdd)
@@ -70,3 +72,17 @@ def test_batched_mass_matrix_equals_single_calls():
     M = crba.mass_matrix_batch(robot, q)
     for i in range(7):
         np.testing.assert_allclose(M[i], crba.mass_matrix(robot, q[i]), rtol=0, atol=1e-14)
+
+
+def test_the_earlier_name_of_the_derivatives_warns_and_gives_the_same():
+    """rnea_derivatives (and _batch) of earlier releases: a DeprecationWarning, same numbers."""
+    solver = rd.make_solver(load_arm("rd_ur5e"), "rnea")
+    q, qd, qdd = (x[0] for x in random_states(solver.model, 1, seed=5))
+    with pytest.warns(DeprecationWarning, match="inverse_dynamics_derivatives"):
+        old = solver.rnea_derivatives(q, qd, qdd)
+    for a, b in zip(old, solver.inverse_dynamics_derivatives(q, qd, qdd)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.warns(DeprecationWarning, match="inverse_dynamics_derivatives_batch"):
+        old = solver.rnea_derivatives_batch(q[None], qd[None], qdd[None])
+    for a, b in zip(old, solver.inverse_dynamics_derivatives_batch(q[None], qd[None], qdd[None])):
+        np.testing.assert_array_equal(a, b)

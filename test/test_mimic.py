@@ -89,7 +89,7 @@ def test_coupled_dynamics_equal_pinocchio_mimic_joints(name, backend):
         # forward dynamics: the q̈ that the reference's M q̈ + b turns back into τ
         assert rel(solver.forward_dynamics(q, qd, tau), qdd) < 1e-9
         assert rel(solver.mass_matrix_inverse(q) @ M, np.eye(robot.dof)) < 1e-9
-        dq, dv, dM = solver.rnea_derivatives(q, qd, qdd)
+        dq, dv, dM = solver.inverse_dynamics_derivatives(q, qd, qdd)
         ref_dq, ref_dv = ref.inverse_dynamics_derivatives(q, qd, qdd)
         assert rel(dq, ref_dq) < 1e-6 and rel(dv, ref_dv) < 1e-6 and rel(dM, M) < 1e-9
         # ∂q̈/∂x = −M⁻¹ ∂τ/∂x at the forward dynamics' q̈

@@ -27,7 +27,7 @@ def test_library_nodes_and_simulator_work_without_pinocchio():
     ref = rd.make_solver(robot, "pinocchio")
     q = np.array(Q)
     qd, qdd = np.linspace(-1.0, 1.0, robot.dof), np.linspace(2.0, -2.0, robot.dof)
-    dq, dv, M = ref.rnea_derivatives(q, qd, qdd)
+    dq, dv, M = ref.inverse_dynamics_derivatives(q, qd, qdd)
     assert rel(np.array(out["tau"]), ref.inverse_dynamics(q, qd, qdd)) <= 1e-12
     assert rel(np.array(out["M"]), M) <= 1e-12
     assert rel(np.array(out["dq"]), dq) <= 1e-9 and rel(np.array(out["dv"]), dv) <= 1e-9

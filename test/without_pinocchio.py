@@ -35,7 +35,7 @@ def library(urdf, q):
     robot = rd.load_robot(urdf)
     solver = rd.make_solver(robot, "rnea")
     qd, qdd = np.linspace(-1.0, 1.0, robot.dof), np.linspace(2.0, -2.0, robot.dof)
-    dq, dv, M = solver.rnea_derivatives(q, qd, qdd)
+    dq, dv, M = solver.inverse_dynamics_derivatives(q, qd, qdd)
     out = {"tau": solver.inverse_dynamics(q, qd, qdd), "M": M, "dq": dq, "dv": dv,
            "J": solver.jacobian(q), "Lambda": solver.operational_space_inertia(q)}
     out = {key: np.asarray(value).tolist() for key, value in out.items()}

@@ -18,7 +18,7 @@ def make_solver(robot, backend=DEFAULT_BACKEND):
     the backend's solver of its bodies. Pinocchio is optional at run time: without it,
     backend "pinocchio" raises BackendUnavailable and "rnea" works as ever."""
     if backend == "rnea":
-        from .numpy_backend import NumpySolver as Solver
+        from .rnea_backend import RneaSolver as Solver
     elif backend == "pinocchio":
         try:
             from .pinocchio_backend import PinocchioSolver as Solver

@@ -6,6 +6,7 @@ N·m, N). Batched methods take states stacked on a leading axis, shape (N, n).
 
 import abc
 import math
+import warnings
 
 import numpy as np
 
@@ -82,7 +83,7 @@ class DynamicsSolver(abc.ABC):
         q, qd, tau = self._vector("q", q), self._vector("qd", qd), self._vector("tau", tau)
         return self._forward_dynamics(q, qd, tau)
 
-    def rnea_derivatives(self, q, qd, qdd):
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
         """(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M), each (n, n), [i, j] = ∂τ_i/∂x_j (analytical)."""
         q, qd, qdd = self._vector("q", q), self._vector("qd", qd), self._vector("qdd", qdd)
         return self._rnea_derivatives(q, qd, qdd)
@@ -145,7 +146,7 @@ class DynamicsSolver(abc.ABC):
         (q,) = self._batch(q=q)
         return self._jacobian_batch(q, check_frame(frame))
 
-    def rnea_derivatives_batch(self, q, qd, qdd):
+    def inverse_dynamics_derivatives_batch(self, q, qd, qdd):
         """(∂τ/∂q, ∂τ/∂q̇), each (N, n, n), for N states stacked in (N, n) arrays."""
         q, qd, qdd = self._batch(q=q, qd=qd, qdd=qdd)
         return self._rnea_derivatives_batch(q, qd, qdd)
@@ -169,6 +170,19 @@ class DynamicsSolver(abc.ABC):
         (q,) = self._batch(q=q)
         return operational_space_inertia_batch(
             self._jacobian_batch(q, check_frame(frame)), self._mass_matrix_batch(q), kappa_max)
+
+    # -- names of earlier releases ----------------------------------------------------------
+    def rnea_derivatives(self, q, qd, qdd):
+        """Deprecated: inverse_dynamics_derivatives."""
+        warnings.warn("rnea_derivatives is now inverse_dynamics_derivatives",
+                      DeprecationWarning, stacklevel=2)
+        return self.inverse_dynamics_derivatives(q, qd, qdd)
+
+    def rnea_derivatives_batch(self, q, qd, qdd):
+        """Deprecated: inverse_dynamics_derivatives_batch."""
+        warnings.warn("rnea_derivatives_batch is now inverse_dynamics_derivatives_batch",
+                      DeprecationWarning, stacklevel=2)
+        return self.inverse_dynamics_derivatives_batch(q, qd, qdd)
 
     # -- fast path: for callers that have validated the state themselves -------------------
     # q, qd, qdd must be float64 NumPy arrays of shape (n,), finite, in model joint order

@@ -55,7 +55,7 @@ class CoupledSolver(DynamicsSolver):
 
     def _rnea_derivatives(self, q, qd, qdd):
         G = self.G
-        dq, dv, M = self.bodies_solver.rnea_derivatives(self._position(q), G @ qd, G @ qdd)
+        dq, dv, M = self.bodies_solver.inverse_dynamics_derivatives(self._position(q), G @ qd, G @ qdd)
         return self._project(dq), self._project(dv), self._project(M)
 
     def _jacobian(self, q, frame):

@@ -11,7 +11,7 @@ from ..spatial.rotations import cross
 from .base import DynamicsSolver
 
 
-class NumpySolver(DynamicsSolver):
+class RneaSolver(DynamicsSolver):
     """Recursive Newton–Euler, CRBA and friends in plain Python and NumPy (backend "rnea").
 
     Inverse dynamics, gravity, bias, the mass matrix, the tip Jacobian and J̇ q̇ and the
