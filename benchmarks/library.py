@@ -17,7 +17,7 @@ BAG_MESSAGES = 600_000
 def single_calls():
     """Per arm and quantity: Pinocchio's plain call, then each backend's public call (what a
     user writes: `solver.inverse_dynamics(q, qd, qdd)`, arguments checked) and the same
-    backend's computation without the checks (its hook): rows of the single-call table and
+    backend's computation without the checks (solver.unchecked): rows of the single-call table and
     of the overhead table."""
     import pinocchio as pin
 
@@ -29,27 +29,22 @@ def single_calls():
         q, qd, qdd = rng.uniform(-1, 1, (3, model.dof))
         solvers = {"rnea": ours, "pinocchio": rd.make_solver(model, "pinocchio")}
         theirs_lambda = pin_lambda(pm, data, frame)
-        cases = [   # quantity, Pinocchio's call, public method, hook, arguments
-            ("rnea", lambda: pin.rnea(pm, data, q, qd, qdd), "inverse_dynamics",
-             "inverse_dynamics_unchecked", (q, qd, qdd)),
-            ("gravity", lambda: pin.computeGeneralizedGravity(pm, data, q), "gravity",
-             "gravity_unchecked", (q,)),
-            ("mass matrix", lambda: pin.crba(pm, data, q), "mass_matrix",
-             "mass_matrix_unchecked", (q,)),
+        cases = [   # quantity, Pinocchio's call, the method (public and unchecked), arguments
+            ("rnea", lambda: pin.rnea(pm, data, q, qd, qdd), "inverse_dynamics", (q, qd, qdd)),
+            ("gravity", lambda: pin.computeGeneralizedGravity(pm, data, q), "gravity", (q,)),
+            ("mass matrix", lambda: pin.crba(pm, data, q), "mass_matrix", (q,)),
             ("J", lambda: pin.computeFrameJacobian(pm, data, q, frame,
-                                                   pin.LOCAL_WORLD_ALIGNED),
-             "jacobian", "jacobian_unchecked", (q,)),
-            ("Λ", lambda: theirs_lambda(q), "operational_space_inertia",
-             "operational_space_inertia_unchecked", (q,)),
+                                                   pin.LOCAL_WORLD_ALIGNED), "jacobian", (q,)),
+            ("Λ", lambda: theirs_lambda(q), "operational_space_inertia", (q,)),
             ("∂τ/∂q, ∂τ/∂q̇", lambda: pin.computeRNEADerivatives(pm, data, q, qd, qdd),
-             "inverse_dynamics_derivatives", "_rnea_derivatives", (q, qd, qdd)),
+             "inverse_dynamics_derivatives", (q, qd, qdd)),
         ]
-        for name, theirs, public, hook, args in cases:
+        for name, theirs, method, args in cases:
             calls = [theirs]
             for solver in solvers.values():
-                calls += [functools.partial(getattr(solver, public), *args),
-                          functools.partial(getattr(solver, hook), *args)]
-            times = interleaved(calls)          # Pinocchio, then (public, hook) per backend
+                calls += [functools.partial(getattr(solver, method), *args),
+                          functools.partial(getattr(solver.unchecked, method), *args)]
+            times = interleaved(calls)      # Pinocchio, then (public, unchecked) per backend
             while (len(times) < MAX_ROUNDS
                    and max(median_error(times[:, 1::2] - times[:, 2::2])) > OVERHEAD_ERROR):
                 times = np.vstack((times, interleaved(calls, rounds=5)))   # a long call

@@ -65,7 +65,7 @@ def main(argv=None):
     worst = max(float(cell.split(" ± ")[0]) for row in overhead for cell in row[2:4])
     sections.append(
         "## 1a. What the public call adds\n\nPublic call minus the same backend's "
-        "computation without argument checks (`*_unchecked`, the fast path the node uses on "
+        "computation without argument checks (`solver.unchecked`, the fast path the node uses on "
         "states it has checked once), per call, µs: the checks (type, shape, finiteness of "
         "each argument) and the call itself. Timed in turn with the calls of section 1, "
         "round after round; the median of the rounds' differences ± its standard error "

@@ -140,7 +140,7 @@ def test_computed_torque_matches_the_control_law():
         expected = (ref.mass_matrix(q) @ (qdd_d + Kp * (q_d - q) + Kd * (qd_d - qd))
                     + ref.coriolis_matrix(q, qd) @ qd + ref.gravity(q))
         a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, Kp, Kd)
-        tau = ours.inverse_dynamics_unchecked(q, qd, a)
+        tau = ours.unchecked.inverse_dynamics(q, qd, a)
         np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
 
 

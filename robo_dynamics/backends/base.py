@@ -28,6 +28,7 @@ class DynamicsSolver(abc.ABC):
     def __init__(self, model):
         self.model = model
         self._shape = (model.dof,)   # of every state argument
+        self.unchecked = Unchecked(self)
 
     @property
     def joint_names(self):
@@ -184,58 +185,6 @@ class DynamicsSolver(abc.ABC):
                       DeprecationWarning, stacklevel=2)
         return self.inverse_dynamics_derivatives_batch(q, qd, qdd)
 
-    # -- fast path: for callers that have validated the state themselves -------------------
-    # q, qd, qdd must be float64 NumPy arrays of shape (n,), finite, in model joint order
-    # (e.g. the joint-state merger's arrays). Nothing is checked; a wrong argument gives a
-    # wrong answer or an exception from deep inside the backend. Results as above.
-    def inverse_dynamics_unchecked(self, q, qd, qdd):
-        """τ = M q̈ + C q̇ + g (n,), no tip wrench, arguments not checked."""
-        return self._rnea(q, qd, qdd, None)
-
-    def gravity_unchecked(self, q):
-        """g(q) (n,), argument not checked."""
-        return self._gravity(q)
-
-    def jacobian_unchecked(self, q, frame=LOCAL_WORLD_ALIGNED):
-        """Tip Jacobian (6, n) in `frame` (a frame constant of algorithms.jacobian), not
-        checked."""
-        return self._jacobian(q, frame)
-
-    def mass_matrix_inverse_unchecked(self, q):
-        """M(q)⁻¹ (n, n), argument not checked."""
-        return self._mass_matrix_inverse(q)
-
-    def mass_matrix_unchecked(self, q):
-        """M(q) (n, n), argument not checked."""
-        return self._mass_matrix(q)
-
-    def coriolis_matrix_unchecked(self, q, qd):
-        """C(q, q̇) (n, n), Christoffel form, arguments not checked."""
-        return self._coriolis_matrix(q, qd)
-
-    def momentum_terms_unchecked(self, q, qd):
-        """(p = M q̇, Cᵀ q̇), arguments not checked."""
-        return self._momentum_terms(q, qd)
-
-    def bias_unchecked(self, q, qd):
-        """b = C q̇ + g (n,), arguments not checked."""
-        return self._bias(q, qd)
-
-    def forward_dynamics_unchecked(self, q, qd, tau):
-        """q̈ (n,) solving M q̈ = τ − b, arguments not checked."""
-        return self._forward_dynamics(q, qd, tau)
-
-    def jacobian_dot_qd_unchecked(self, q, qd, frame=LOCAL_WORLD_ALIGNED):
-        """J̇ q̇ (6,) in `frame` (a frame constant of algorithms.jacobian), not checked."""
-        return self._jacobian_dot_qd(q, qd, frame)
-
-    def operational_space_inertia_unchecked(self, q):
-        """Λ (6, 6) at the tip in base axes (local_world_aligned), bounded near singularities
-        with the default κ_max, argument not checked: what operational_space_inertia(q)
-        returns."""
-        return operational_space(self._jacobian(q, LOCAL_WORLD_ALIGNED),
-                                 M_inv=self._mass_matrix_inverse(q)).Lambda
-
     # -- defaults a backend may replace with something faster ------------------------------
     def _momentum_terms(self, q, qd):
         """M q̇ = RNEA(q, 0, q̇) − g (one recursion instead of M) and Cᵀ q̇ from C."""
@@ -246,7 +195,7 @@ class DynamicsSolver(abc.ABC):
     def check_state(self, **arrays):
         """The keyword arguments (q=..., qd=..., ...) as float64 arrays (n,), in the order
         given; ArgumentError naming the first of wrong size or with a non-finite value. A
-        caller that checks a state once this way may then use the fast path above on it.
+        caller that checks a state once this way may then use `unchecked` on it.
         (An argument that is already such an array is returned as it is, not copied.)"""
         return [self._vector(name, value) for name, value in arrays.items()]
 
@@ -363,3 +312,55 @@ class DynamicsSolver(abc.ABC):
         for k in range(len(q)):
             dq[k], dv[k], _ = self._rnea_derivatives(q[k], qd[k], qdd[k])
         return dq, dv
+
+
+class Unchecked:
+    """A solver's computations without argument checks: the fast path for callers that have
+    validated the state themselves (float64 NumPy arrays of shape (n,), finite, in model
+    joint order, e.g. the joint-state merger's arrays, or check_state's). Nothing is checked:
+    a wrong argument gives a wrong answer or an exception from deep inside the backend.
+    Results as the checked calls of the same names (no tip wrench)."""
+
+    def __init__(self, solver):
+        self._solver = solver
+
+    def inverse_dynamics(self, q, qd, qdd):
+        return self._solver._rnea(q, qd, qdd, None)
+
+    def gravity(self, q):
+        return self._solver._gravity(q)
+
+    def bias(self, q, qd):
+        return self._solver._bias(q, qd)
+
+    def mass_matrix(self, q):
+        return self._solver._mass_matrix(q)
+
+    def mass_matrix_inverse(self, q):
+        return self._solver._mass_matrix_inverse(q)
+
+    def coriolis_matrix(self, q, qd):
+        return self._solver._coriolis_matrix(q, qd)
+
+    def momentum_terms(self, q, qd):
+        return self._solver._momentum_terms(q, qd)
+
+    def forward_dynamics(self, q, qd, tau):
+        return self._solver._forward_dynamics(q, qd, tau)
+
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
+        return self._solver._rnea_derivatives(q, qd, qdd)
+
+    def jacobian(self, q, frame=LOCAL_WORLD_ALIGNED):
+        """`frame`: a frame constant of algorithms.jacobian."""
+        return self._solver._jacobian(q, frame)
+
+    def jacobian_dot_qd(self, q, qd, frame=LOCAL_WORLD_ALIGNED):
+        return self._solver._jacobian_dot_qd(q, qd, frame)
+
+    def operational_space_inertia(self, q):
+        """Λ (6, 6) at the tip in base axes, bounded near singularities with the default
+        κ_max: what operational_space_inertia(q) returns."""
+        solver = self._solver
+        return operational_space(solver._jacobian(q, LOCAL_WORLD_ALIGNED),
+                                 M_inv=solver._mass_matrix_inverse(q)).Lambda

@@ -14,18 +14,18 @@ Difference = collections.namedtuple("Difference", ["max_abs", "max_rel"])
 # each cross-checked quantity of a solver at a checked state (q, q̇, q̈); τ (the reference's
 # inverse dynamics) feeds forward dynamics
 EVALUATE = {
-    "inverse_dynamics": lambda s, q, qd, qdd, tau: s.inverse_dynamics_unchecked(q, qd, qdd),
-    "gravity": lambda s, q, qd, qdd, tau: s.gravity_unchecked(q),
-    "coriolis_qd": lambda s, q, qd, qdd, tau: s.bias_unchecked(q, qd) - s.gravity_unchecked(q),
-    "mass_matrix": lambda s, q, qd, qdd, tau: s.mass_matrix_unchecked(q),
-    "coriolis_matrix": lambda s, q, qd, qdd, tau: s.coriolis_matrix_unchecked(q, qd),
+    "inverse_dynamics": lambda s, q, qd, qdd, tau: s.unchecked.inverse_dynamics(q, qd, qdd),
+    "gravity": lambda s, q, qd, qdd, tau: s.unchecked.gravity(q),
+    "coriolis_qd": lambda s, q, qd, qdd, tau: s.unchecked.bias(q, qd) - s.unchecked.gravity(q),
+    "mass_matrix": lambda s, q, qd, qdd, tau: s.unchecked.mass_matrix(q),
+    "coriolis_matrix": lambda s, q, qd, qdd, tau: s.unchecked.coriolis_matrix(q, qd),
     "momentum_terms": lambda s, q, qd, qdd, tau: np.concatenate(
-        s.momentum_terms_unchecked(q, qd)),
-    "forward_dynamics": lambda s, q, qd, qdd, tau: s.forward_dynamics_unchecked(q, qd, tau),
-    "jacobian": lambda s, q, qd, qdd, tau: s.jacobian_unchecked(q),
-    "jacobian_dot_qd": lambda s, q, qd, qdd, tau: s.jacobian_dot_qd_unchecked(q, qd),
+        s.unchecked.momentum_terms(q, qd)),
+    "forward_dynamics": lambda s, q, qd, qdd, tau: s.unchecked.forward_dynamics(q, qd, tau),
+    "jacobian": lambda s, q, qd, qdd, tau: s.unchecked.jacobian(q),
+    "jacobian_dot_qd": lambda s, q, qd, qdd, tau: s.unchecked.jacobian_dot_qd(q, qd),
     "operational_space_inertia": lambda s, q, qd, qdd, tau:
-        s.operational_space_inertia_unchecked(q),
+        s.unchecked.operational_space_inertia(q),
 }
 QUANTITIES = tuple(EVALUATE)
 
@@ -69,7 +69,7 @@ class CrossCheckSteps:
             return
         name, last = self.pending.pop(0)       # last: the reference's turn
         if name == "forward_dynamics" and self.tau is None:
-            self.tau = self.reference.inverse_dynamics_unchecked(*self.state)
+            self.tau = self.reference.unchecked.inverse_dynamics(*self.state)
         value = EVALUATE[name](self.reference if last else self.solver, *self.state, self.tau)
         if last:
             self.report[name] = difference(self.result, value)

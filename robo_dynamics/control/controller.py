@@ -244,7 +244,7 @@ class Controller:
             events = self._resume(now, gap, previous)
         q, qd = merger.q, merger.qd
         solver = self.solver
-        g = solver.gravity_unchecked(q)
+        g = solver.unchecked.gravity(q)
         friction = (friction_torque(qd, s.viscous, s.coulomb) if s.viscous is not None
                     else 0.0)
         external = None
@@ -267,7 +267,7 @@ class Controller:
             target = gravity
         elif self.mode == TRACKING:
             a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, s.kp, s.kd)
-            target = solver.inverse_dynamics_unchecked(q, qd, a) + friction
+            target = solver.unchecked.inverse_dynamics(q, qd, a) + friction
         else:                                  # hold: friction helps stop, not compensated
             if self.hold_since is None:
                 self.hold_since = now
@@ -296,7 +296,7 @@ class Controller:
             observer.reset()
             return External(np.full(len(measured), np.nan), [UNKNOWN] * len(measured)), \
                 NO_EVENTS
-        p, coriolis_t = solver.momentum_terms_unchecked(q, qd)         # M q̇, Cᵀ q̇
+        p, coriolis_t = solver.unchecked.momentum_terms(q, qd)         # M q̇, Cᵀ q̇
         beta = g - coriolis_t
         r = observer.update(t, p, beta, measured, friction)
         levels = contact_levels(r, *self.thresholds)

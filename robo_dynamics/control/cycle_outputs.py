@@ -31,8 +31,8 @@ def tip_quantities(controller, cycle, want_lambda, want_wrench, wrench_damping):
     if not (want_lambda or want_wrench):
         return None, None
     solver, q = controller.solver, controller.merger.q
-    J = solver.jacobian_unchecked(q, LOCAL_WORLD_ALIGNED)
-    result = (operational_space(J, M_inv=solver.mass_matrix_inverse_unchecked(q))
+    J = solver.unchecked.jacobian(q, LOCAL_WORLD_ALIGNED)
+    result = (operational_space(J, M_inv=solver.unchecked.mass_matrix_inverse(q))
               if want_lambda else None)
     wrench = external_wrench(J, external.torque, wrench_damping) if want_wrench else None
     return result, wrench
