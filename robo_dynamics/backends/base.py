@@ -5,6 +5,7 @@ N·m, N). Batched methods take states stacked on a leading axis, shape (N, n).
 """
 
 import abc
+import collections
 import math
 import warnings
 
@@ -16,6 +17,18 @@ from ..algorithms.operational_space import (KAPPA_MAX, operational_space,
 from ..errors import ArgumentError
 
 _FLOAT = np.dtype(float)   # the dtype of every array the backends compute with
+
+Unchecked = collections.namedtuple("Unchecked", [
+    "inverse_dynamics", "gravity", "bias", "mass_matrix", "mass_matrix_inverse",
+    "coriolis_matrix", "momentum_terms", "forward_dynamics", "inverse_dynamics_derivatives",
+    "jacobian", "jacobian_dot_qd", "operational_space_inertia"])
+Unchecked.__doc__ = """A solver's computations without argument checks (`solver.unchecked`): the
+fast path for callers that have validated the state themselves (float64 NumPy arrays of
+shape (n,), finite, in model joint order, e.g. the joint-state merger's arrays, or
+check_state's). Nothing is checked: a wrong argument gives a wrong answer or an exception
+from deep inside the backend. Each is called as the checked method of the same name (no tip
+wrench; `jacobian`, `jacobian_dot_qd` take a frame constant of algorithms.jacobian) and
+returns the same; operational_space_inertia(q) with the default κ_max."""
 _ARRAY = np.ndarray
 _isfinite = math.isfinite
 
@@ -28,7 +41,19 @@ class DynamicsSolver(abc.ABC):
     def __init__(self, model):
         self.model = model
         self._shape = (model.dof,)   # of every state argument
-        self.unchecked = Unchecked(self)
+        self.unchecked = Unchecked(
+            inverse_dynamics=lambda q, qd, qdd: self._rnea(q, qd, qdd, None),
+            gravity=self._gravity, bias=self._bias, mass_matrix=self._mass_matrix,
+            mass_matrix_inverse=self._mass_matrix_inverse,
+            coriolis_matrix=self._coriolis_matrix, momentum_terms=self._momentum_terms,
+            forward_dynamics=self._forward_dynamics,
+            inverse_dynamics_derivatives=self._rnea_derivatives,
+            jacobian=lambda q, frame=LOCAL_WORLD_ALIGNED: self._jacobian(q, frame),
+            jacobian_dot_qd=lambda q, qd, frame=LOCAL_WORLD_ALIGNED: self._jacobian_dot_qd(
+                q, qd, frame),
+            operational_space_inertia=lambda q: operational_space(
+                self._jacobian(q, LOCAL_WORLD_ALIGNED),
+                M_inv=self._mass_matrix_inverse(q)).Lambda)
 
     @property
     def joint_names(self):
@@ -313,54 +338,3 @@ class DynamicsSolver(abc.ABC):
             dq[k], dv[k], _ = self._rnea_derivatives(q[k], qd[k], qdd[k])
         return dq, dv
 
-
-class Unchecked:
-    """A solver's computations without argument checks: the fast path for callers that have
-    validated the state themselves (float64 NumPy arrays of shape (n,), finite, in model
-    joint order, e.g. the joint-state merger's arrays, or check_state's). Nothing is checked:
-    a wrong argument gives a wrong answer or an exception from deep inside the backend.
-    Results as the checked calls of the same names (no tip wrench)."""
-
-    def __init__(self, solver):
-        self._solver = solver
-
-    def inverse_dynamics(self, q, qd, qdd):
-        return self._solver._rnea(q, qd, qdd, None)
-
-    def gravity(self, q):
-        return self._solver._gravity(q)
-
-    def bias(self, q, qd):
-        return self._solver._bias(q, qd)
-
-    def mass_matrix(self, q):
-        return self._solver._mass_matrix(q)
-
-    def mass_matrix_inverse(self, q):
-        return self._solver._mass_matrix_inverse(q)
-
-    def coriolis_matrix(self, q, qd):
-        return self._solver._coriolis_matrix(q, qd)
-
-    def momentum_terms(self, q, qd):
-        return self._solver._momentum_terms(q, qd)
-
-    def forward_dynamics(self, q, qd, tau):
-        return self._solver._forward_dynamics(q, qd, tau)
-
-    def inverse_dynamics_derivatives(self, q, qd, qdd):
-        return self._solver._rnea_derivatives(q, qd, qdd)
-
-    def jacobian(self, q, frame=LOCAL_WORLD_ALIGNED):
-        """`frame`: a frame constant of algorithms.jacobian."""
-        return self._solver._jacobian(q, frame)
-
-    def jacobian_dot_qd(self, q, qd, frame=LOCAL_WORLD_ALIGNED):
-        return self._solver._jacobian_dot_qd(q, qd, frame)
-
-    def operational_space_inertia(self, q):
-        """Λ (6, 6) at the tip in base axes, bounded near singularities with the default
-        κ_max: what operational_space_inertia(q) returns."""
-        solver = self._solver
-        return operational_space(solver._jacobian(q, LOCAL_WORLD_ALIGNED),
-                                 M_inv=solver._mass_matrix_inverse(q)).Lambda
