@@ -14,6 +14,7 @@ from conftest import REPO
 
 LAUNCH = REPO / "launch" / "dynamics.launch.py"
 CONFIGS = sorted((REPO / "config").glob("*.yaml"))
+NODE_KEY = "/**/dynamics_node"   # a params file's key: dynamics_node in any namespace
 NODE_TOPICS = {"/dynamics_node/markers", "/dynamics_node/tip_wrench",
                "/dynamics_node/gravity_torques", "/robot_description"}
 
@@ -50,22 +51,27 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_parameter_files_are_valid(path):
     content = yaml.safe_load(path.read_text())
-    values = content["dynamics_node"]["ros__parameters"]
+    values = content[NODE_KEY]["ros__parameters"]
     assert set(values) <= set(parameters.DYNAMICS_NODE), set(values) - set(parameters.DYNAMICS_NODE)
     dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2}.get(path.name, 6)
     assert parameters.validate(values, dof) is None
 
 
+@pytest.mark.parametrize("namespace", ["", "left", "cell/right"])
 @pytest.mark.parametrize("urdf, config", [("rd_ur5e.urdf", "rd_ur5e.yaml"),
                                           ("planar_2link.urdf", "planar_2link.yaml"),
                                           ("rd_ur5e.urdf", "dynamics.yaml")])
-def test_node_starts_from_each_parameter_file(urdf, config, ros):
-    node = DynamicsNode(cli_args=[
+def test_node_starts_from_each_parameter_file_in_any_namespace(urdf, config, namespace, ros):
+    """Every value of each shipped params file reaches dynamics_node, whatever its
+    namespace (a file keyed by the node's bare name applies in the root namespace only)."""
+    node = DynamicsNode(namespace=namespace, cli_args=[
         "--ros-args", "--params-file", str(REPO / "config" / config),
         "-p", f"robot_description_file:={REPO / 'urdf' / urdf}"])
     try:
+        assert node.get_fully_qualified_name() == f"/{namespace}/dynamics_node".replace(
+            "//", "/")
         values = yaml.safe_load((REPO / "config" / config).read_text())[
-            "dynamics_node"]["ros__parameters"]
+            NODE_KEY]["ros__parameters"]
         for name, value in values.items():
             if name == "robot_description_file":     # overridden on the command line
                 continue
