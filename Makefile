@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
 
 test: $(STAMP)
-	$(PY) -m pytest -q --durations=30
+	$(PY) -m pytest -q --durations=30 -n auto --maxprocesses=4 --dist loadfile
 
 venv: $(STAMP)
 

@@ -1,5 +1,6 @@
 """Shared fixtures: the arms the dynamics are proven on, and seeded random states."""
 
+import os
 import pathlib
 
 import numpy as np
@@ -9,9 +10,21 @@ from robo_dynamics.backends.cross_check import difference
 from robo_dynamics.paths import example_robots
 from robo_dynamics.ros.isolation import isolate
 
+
+
+def worker_domain():
+    """This test process's ROS domain: with pytest-xdist, worker k of a run takes the k-th
+    domain after one drawn from the run's controller process, so that the workers (and the
+    processes each starts, which inherit it) never share one; alone, one from its own id."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")          # gw0, gw1, ...
+    if worker is None:
+        return None
+    return 1 + (os.getppid() + int(worker[2:])) % 100
+
+
 # Any test that starts ROS stays on this machine, in a domain of its own (set before any
 # test module imports rclpy).
-isolate()
+isolate(worker_domain())
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "urdf"

@@ -55,7 +55,8 @@ def run_demo(folder, one_core=False, phases=None):
         try:
             returncode = subprocess.run(
                 [sys.executable, "-m", "robo_dynamics.ros.demo", "--duration", "1.5",
-                 "--rate", "500", "--output", str(plot)]
+                 "--rate", "500", "--output", str(plot),
+                 "--domain-id", os.environ["ROS_DOMAIN_ID"]]     # this test process's
                 + ([] if phases is None else ["--phases", phases]), cwd=REPO, stdout=out,
                 stderr=err,
                 preexec_fn=pin, timeout=900).returncode   # lockstep: a loaded machine only

@@ -152,6 +152,8 @@ def main(argv=None):
     parser.add_argument("--output", default="demo_output/closed_loop.png", help="plot path")
     parser.add_argument("--phases", default=None,
                         help="which phases to run, e.g. 7,8 (1-based; default: all)")
+    parser.add_argument("--domain-id", type=int, default=None,
+                        help="ROS_DOMAIN_ID, 0-101 (default: one drawn from the process id)")
     args = parser.parse_args(argv)
     try:
         chosen = (range(1, len(PHASES) + 1) if args.phases is None
@@ -159,7 +161,9 @@ def main(argv=None):
         selected = [PHASES[k - 1] for k in chosen if k >= 1]
     except (ValueError, IndexError):
         parser.error(f"--phases: comma-separated numbers from 1 to {len(PHASES)}")
-    isolate()
+    if args.domain_id is not None and not 0 <= args.domain_id <= 101:
+        parser.error("--domain-id: from 0 to 101")
+    isolate(args.domain_id)
     import rclpy
     from ... import load_robot
     urdf = urdf_path()
