@@ -3,19 +3,22 @@ declaration, reading and validation.
 
 Both nodes take the chain the same way (CHAIN: description, links, gravity, backend, command
 joints, start-up payload); the dynamics node adds its control and output parameters
-(DYNAMICS_NODE), the simulator its integration parameters (SIM_ARM). A parameter without a
-default is declared by type only and reads as None until given. Validation is kept apart
+(DYNAMICS_NODE), the simulator its integration parameters (SIM_ARM). An optional parameter (no
+default: an array whose default depends on the model, e.g. hold_damping) is declared as an
+empty array, so that `ros2 param get` and `ros2 param dump` show it; empty means unset, and
+it reads as None. rclpy cannot give an empty array a static type (it takes [] for a byte
+array), so these are declared with dynamic typing and their type is checked here. Validation is kept apart
 from applying: `validate(values, dof)` returns the reason a set of values is unacceptable,
 or None; it checks whichever of the names it knows are present.
 """
 
+import array
 import collections
 import math
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType)
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.parameter import Parameter
 
 from ..backends import BACKENDS, DEFAULT_BACKEND
 from ..control.controller import COLLISION_REACTIONS
@@ -26,7 +29,7 @@ from ..model.robot_model import STANDARD_GRAVITY, gravity_vector
 from ..simulation.integrators import INTEGRATORS
 
 Spec = collections.namedtuple("Spec", ["default", "kind", "description", "read_only"])
-Spec.__doc__ = """default (None: declared by type, unset unless given), kind (a
+Spec.__doc__ = """default (None: optional, an empty array until given), kind (a
 ParameterType), description, read_only (True: fixed at start-up)."""
 
 READ_ONLY = True     # fixed at start-up
@@ -217,6 +220,9 @@ SIM_ARM = {
                               "Unset: zeros.", READ_ONLY),
 }
 
+# the optional parameters of both nodes (no default: an empty array when unset)
+OPTIONAL = {name for name, spec in {**DYNAMICS_NODE, **SIM_ARM}.items() if spec.default is None}
+
 # per-joint parameters (n values or one for all) → whether 0 is excluded
 PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_friction": False,
              "max_torque_rate": True, "start_tolerance": True, "max_tracking_error": True,
@@ -248,14 +254,18 @@ CHOICES = {"backend": list(BACKENDS), "integrator": sorted(INTEGRATORS),
            "collision_reaction": list(COLLISION_REACTIONS)}
 # fractions of the URDF limits, in control/limits.py's SCALE_RANGE
 SCALES = ("torque_limit_scale", "velocity_limit_scale")
-# what an unset parameter is declared as
-_BY_TYPE = {STRINGS: Parameter.Type.STRING_ARRAY, DOUBLES: Parameter.Type.DOUBLE_ARRAY}
+# the element type of each array kind, and its name in a reason
+_ELEMENT = {STRINGS: (str, "strings"), DOUBLES: (float, "doubles")}
 
 
 def descriptor(name, spec):
-    """The ParameterDescriptor of parameter `name` (ranges for the tools that show them)."""
-    d = ParameterDescriptor(name=name, type=spec.kind, description=spec.description,
-                            read_only=spec.read_only)
+    """The ParameterDescriptor of parameter `name` (ranges for the tools that show them; an
+    optional one is dynamically typed, its type checked by `validate`)."""
+    optional = spec.default is None
+    d = ParameterDescriptor(name=name, type=spec.kind, read_only=spec.read_only,
+                            description=spec.description + (
+                                " An empty array: unset." if optional else ""),
+                            dynamic_typing=optional)
     if name in SCALES:
         d.floating_point_range = [FloatingPointRange(from_value=SCALE_RANGE[0],
                                                      to_value=SCALE_RANGE[1])]
@@ -265,27 +275,58 @@ def descriptor(name, spec):
 
 
 def declare(node, table):
-    """Declare every parameter of `table` on `node` (unset when it has no default)."""
+    """Declare every parameter of `table` on `node` (an optional one as an empty array)."""
     for name, spec in table.items():
-        default = spec.default if spec.default is not None else _BY_TYPE[spec.kind]
+        default = spec.default if spec.default is not None else []
         node.declare_parameter(name, default, descriptor(name, spec))
 
 
 def read(node, table):
-    """name → value of every parameter of `table`: None when unset, arrays as lists."""
+    """name → value of every parameter of `table`: arrays as lists; an optional one None
+    when unset (empty)."""
     out = {}
     for name, spec in table.items():
         try:
             value = node.get_parameter(name).value
         except ParameterUninitializedException:
             value = None
-        out[name] = list(value) if spec.kind in _BY_TYPE and value is not None else value
+        if spec.kind in _ELEMENT and value is not None:
+            value = list(value)
+        out[name] = None if spec.default is None and not value else value
     return out
+
+
+def wrong_type(values, table):
+    """Reason why an optional parameter among `values` (name → value) has the wrong type,
+    else None (empty or None: unset, whatever its type)."""
+    for name, value in values.items():
+        spec = table.get(name)
+        if spec is None or spec.default is not None or value is None:
+            continue
+        element, called = _ELEMENT[spec.kind]
+        if isinstance(value, (str, bytes, bool, int, float)) or (len(value) and not all(
+                isinstance(v, element) and not isinstance(v, bool) for v in value)):
+            return f"{name} must be an array of {called}, got {value!r}"
+    return None
+
+
+def unset_as_none(values):
+    """`values` (name → value) with each empty optional parameter as None."""
+    return {name: None if name in OPTIONAL and _empty_array(value) else value
+            for name, value in values.items()}
+
+
+def _empty_array(value):
+    return isinstance(value, (list, tuple, array.array)) and len(value) == 0
 
 
 def validate(values, dof):
     """Reason why the parameter values (a dict, name → value; unset: None) are unacceptable,
     else None. dof: the chain's joint count, for the per-joint parameters."""
+    reason = wrong_type(values, {**DYNAMICS_NODE, **SIM_ARM})
+    if reason:
+        return reason
+    values = unset_as_none(values)
     try:
         for name, positive in PER_JOINT.items():
             gains = per_joint(values.get(name), dof, name)
@@ -324,7 +365,7 @@ def validate_update(node, changed, model):
     unacceptable, else None. The two thresholds are checked together (one may be unset: it
     then stands for its default of `model`); before the model is known (None) only the
     checks that need no joint count apply."""
-    values = dict(changed)
+    values = unset_as_none(changed)
     if any(name in values for name in THRESHOLDS):
         current = read(node, {name: DYNAMICS_NODE[name] for name in THRESHOLDS})
         values = {**current, **values}
