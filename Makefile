@@ -6,6 +6,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# test worker processes: one per core this process may use (nproc: taskset counts), at most 4
+TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 4 ? n : 4 )))
 INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
                          interfaces/robo_dynamics_interfaces/*/*.srv \
                          interfaces/robo_dynamics_interfaces/*/*.action \
@@ -18,7 +20,7 @@ demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
 
 test: $(STAMP)
-	$(PY) -m pytest -q --durations=30 -n auto --maxprocesses=4 --dist loadfile
+	$(PY) -m pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadfile
 
 venv: $(STAMP)
 

@@ -1,69 +1,102 @@
-"""ros2 launch robo_dynamics dynamics.launch.py [urdf:=PATH] [params_file:=PATH]
-                                              [backend:=pinocchio|rnea] [use_rviz:=true|false]
+"""ros2 launch robo_dynamics dynamics.launch.py [urdf:=PATH] [xacro_args:='NAME:=VALUE ...']
+    [params_file:=PATH] [namespace:=NS] [use_sim_time:=true|false] [sim:=true|false]
+    [engine:=mujoco|internal] [backend:=pinocchio|rnea] [use_rviz:=true|false]
 
 Starts robot_state_publisher and dynamics_node on the same robot description (a .urdf or
-.xacro file, expanded by xacro), and rviz2 with config/dynamics.rviz when use_rviz is true.
-Checks first that the packages it would start are installed; if one is not, it starts
-nothing and says what to install.
+.xacro file, expanded by xacro with xacro_args), in `namespace`; with sim:=true also sim_arm,
+the simulated arm, its effort commands wired to the node's (in lockstep on simulated time
+when use_sim_time:=true: sim_arm publishes /clock, one simulated arm per ROS domain); rviz2
+with config/dynamics.rviz when use_rviz is true. params_file defaults to the arm's own file
+when the package ships one (config/<urdf name>.yaml), else config/dynamics.yaml.
+Checks first that the URDF file exists and that the packages it would start are installed;
+if not, it starts nothing and says why. Several arms: include this file once per namespace
+(launch/two_arms.launch.py).
 """
 
+import os
+
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
+from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
+from launch.substitutions import Command, FindExecutable, LaunchConfiguration
+from launch_ros.actions import Node, PushRosNamespace
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 from robo_dynamics.ros.launch_check import missing_packages
 
+ARGUMENTS = {     # name → (default, description)
+    "urdf": ("", "URDF or xacro file of the arm (default: the package's urdf/rd_ur5e.urdf)"),
+    "xacro_args": ("", "xacro arguments for a .xacro file, 'name:=value name:=value'"),
+    "params_file": ("", "dynamics_node parameters (default: the package's config/<urdf "
+                        "name>.yaml if it ships one, else config/dynamics.yaml)"),
+    "namespace": ("", "namespace of every node started (several arms: one each)"),
+    "use_sim_time": ("false", "the nodes follow /clock (with sim:=true, sim_arm's, in "
+                              "lockstep)"),
+    "sim": ("false", "start sim_arm, the simulated arm, wired to dynamics_node"),
+    "engine": ("mujoco", "sim_arm's engine: mujoco or internal"),
+    "backend": ("pinocchio", "solver: pinocchio or rnea (the other cross-checks)"),
+    "use_rviz": ("false", "start rviz2 with config/dynamics.rviz"),
+}
+TRUE = ("true", "1", "yes", "on")
+
+
+def arm_name(urdf):
+    """The arm's file name without .xacro and .urdf: rd_ur5e for /x/rd_ur5e.urdf."""
+    name = os.path.basename(urdf)
+    for suffix in (".xacro", ".urdf"):
+        name = name[:-len(suffix)] if name.endswith(suffix) else name
+    return name
+
+
+def start(context):
+    """The nodes, once the URDF file is known to exist and every package they come from to
+    be installed."""
+    value = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
+    share = FindPackageShare("robo_dynamics").perform(context)
+    urdf = os.path.abspath(os.path.expanduser(
+        value["urdf"] or os.path.join(share, "urdf", "rd_ur5e.urdf")))
+    if not os.path.isfile(urdf):
+        raise RuntimeError(f"nothing was started: urdf:={value['urdf']}: no such file")
+    params_file = value["params_file"] or next(
+        path for path in (os.path.join(share, "config", arm_name(urdf) + ".yaml"),
+                          os.path.join(share, "config", "dynamics.yaml"))
+        if os.path.isfile(path))
+    if not os.path.isfile(params_file):
+        raise RuntimeError(f"nothing was started: params_file:={params_file}: no such file")
+    flags = {name: value[name].lower() in TRUE for name in ("use_sim_time", "sim", "use_rviz")}
+    problem = missing_packages(["robot_state_publisher"] + ["rviz2"] * flags["use_rviz"],
+                               why={"rviz2": "use_rviz:=true"})
+    if problem:
+        raise RuntimeError(problem)
+
+    robot_description = ParameterValue(Command(
+        [FindExecutable(name="xacro"), " ", urdf, " ", value["xacro_args"]]), value_type=str)
+    sim_time = {"use_sim_time": flags["use_sim_time"]}
+    nodes = [
+        Node(package="robot_state_publisher", executable="robot_state_publisher",
+             parameters=[{"robot_description": robot_description, **sim_time}],
+             output="screen"),
+        Node(package="robo_dynamics", executable="dynamics_node", name="dynamics_node",
+             parameters=[params_file, {"robot_description": robot_description,
+                                       "backend": value["backend"], **sim_time}],
+             output="screen"),
+    ]
+    if flags["sim"]:
+        nodes.append(Node(
+            package="robo_dynamics", executable="sim_arm", name="sim_arm",
+            parameters=[{"robot_description": robot_description, "engine": value["engine"],
+                         "lockstep": flags["use_sim_time"]}],
+            remappings=[("effort_commands", "dynamics_node/commands")],   # the node's ~/commands
+            output="screen"))
+    if flags["use_rviz"]:
+        nodes.append(Node(package="rviz2", executable="rviz2", parameters=[sim_time],
+                          arguments=["-d", os.path.join(share, "config", "dynamics.rviz")],
+                          output="screen"))
+    return [GroupAction([PushRosNamespace(value["namespace"])] + nodes)]
+
 
 def generate_launch_description():
-    share = FindPackageShare("robo_dynamics")
-    arguments = [
-        DeclareLaunchArgument("urdf", default_value=PathJoinSubstitution(
-            [share, "urdf", "rd_ur5e.urdf"]), description="URDF or xacro file of the arm"),
-        DeclareLaunchArgument("params_file", default_value=PathJoinSubstitution(
-            [share, "config", "dynamics.yaml"]), description="dynamics_node parameters"),
-        DeclareLaunchArgument("backend", default_value="pinocchio",
-                              description="solver: pinocchio or rnea (the other cross-checks)"),
-        DeclareLaunchArgument("use_rviz", default_value="false", description="start rviz2"),
-    ]
-    robot_description = ParameterValue(
-        Command([FindExecutable(name="xacro"), " ", LaunchConfiguration("urdf")]), value_type=str)
-
-    robot_state_publisher = Node(
-        package="robot_state_publisher",
-        executable="robot_state_publisher",
-        parameters=[{"robot_description": robot_description}],
-        output="screen",
-    )
-    dynamics_node = Node(
-        package="robo_dynamics",
-        executable="dynamics_node",
-        name="dynamics_node",
-        parameters=[LaunchConfiguration("params_file"),
-                    {"robot_description": robot_description,
-                     "backend": LaunchConfiguration("backend")}],
-        output="screen",
-    )
-    rviz = Node(
-        package="rviz2",
-        executable="rviz2",
-        arguments=["-d", PathJoinSubstitution([share, "config", "dynamics.rviz"])],
-        condition=IfCondition(LaunchConfiguration("use_rviz")),
-        output="screen",
-    )
-    nodes = [robot_state_publisher, dynamics_node, rviz]
-
-    def start(context):
-        """The nodes, once every package they come from is known to be installed."""
-        needed = ["robot_state_publisher"]
-        if IfCondition(LaunchConfiguration("use_rviz")).evaluate(context):
-            needed.append("rviz2")
-        problem = missing_packages(needed, why={"rviz2": "use_rviz:=true"})
-        if problem:
-            raise RuntimeError(problem)
-        return nodes
-
-    return LaunchDescription(arguments + [OpaqueFunction(function=start)])
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=description)
+         for name, (default, description) in ARGUMENTS.items()]
+        + [OpaqueFunction(function=start)])
