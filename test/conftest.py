@@ -2,6 +2,8 @@
 
 import os
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -27,6 +29,24 @@ def worker_domain():
 isolate(worker_domain())
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+# launch, launch_ros and the ros2 CLI as wheels (not on PyPI; a test tool, never a dependency
+# of the package), where the developers' and CI's machines have them
+ROS2_CLI_KIT = REPO.parent / "shared" / "ros2-cli-kit"
+
+
+def pytest_configure(config):
+    """Install ros2-cli-kit into this venv (idempotent, offline, ~3 s) once per run, before
+    any test worker starts: test_workspace.py runs `ros2 launch` and `ros2 param` with it.
+    ROS2_CLI_KIT in the environment then says how it went: "installed", or why not."""
+    if hasattr(config, "workerinput"):          # a pytest-xdist worker: the controller did it
+        return
+    if not (ROS2_CLI_KIT / "install.sh").is_file():
+        os.environ["ROS2_CLI_KIT"] = f"{ROS2_CLI_KIT} is absent"
+        return
+    result = subprocess.run(["bash", str(ROS2_CLI_KIT / "install.sh"), sys.prefix],
+                            capture_output=True, text=True, timeout=600)
+    os.environ["ROS2_CLI_KIT"] = "installed" if result.returncode == 0 else (
+        f"install.sh failed ({result.returncode}): {result.stderr[-2000:]}")
 SHIPPED = REPO / "urdf"
 EXAMPLE_ROBOTS = example_robots()     # a test dependency: its absence is an error, not a skip
 assert EXAMPLE_ROBOTS is not None, "example-robot-data is not installed (make venv)"

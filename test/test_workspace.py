@@ -1,17 +1,28 @@
 """A ROS 2 workspace as a ROS user builds it: colcon builds both packages (the manifests
 order them), and dynamics_node starts from the workspace's install space, reading its URDF
-from the package's share directory. colcon comes from requirements.txt (`make venv`)."""
+from the package's share directory. colcon comes from requirements.txt (`make venv`).
 
+Then the real `ros2 launch`, `ros2 param`, `ros2 node`, `ros2 topic` on that workspace, from
+../shared/ros2-cli-kit (installed by conftest; skipped where it is absent, as on a machine
+with ROS 2 installed): the default arm in a namespace with its own params file and a
+simulated arm in lockstep, two arms (one a xacro arm with its own arguments) in namespaces
+of their own, a missing URDF; every parameter in `ros2 param dump`; Ctrl-C exits 0."""
+
+import contextlib
+import math
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 from conftest import REPO
+from robo_dynamics.ros import parameters
 
 VENV = pathlib.Path(sys.prefix)
 COLCON = shutil.which("colcon", path=str(VENV / "bin"))
@@ -79,3 +90,227 @@ def test_the_installed_module_is_the_workspace_copy(workspace):
     out = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True,
                          timeout=60, check=True).stdout.split()
     assert all(path.startswith(str(ws / "install")) for path in out), out
+
+
+# -- ros2 launch -----------------------------------------------------------------------------
+READY = re.compile(r"\[(\S+)\.dynamics_node\]: (\w+): chain base_link -> \w+, (\d) joints")
+
+STAND_IN = """#!{python}
+# robot_state_publisher stand-in, for this test only (the real one is C++, not a wheel):
+# latches robot_description, publishes no TF
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import String
+rclpy.init()
+node = Node("robot_state_publisher")
+text = node.declare_parameter("robot_description", "").value
+node.create_publisher(String, "robot_description", QoSProfile(
+    depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)).publish(String(data=text))
+try:
+    rclpy.spin(node)
+except KeyboardInterrupt:
+    pass
+finally:
+    node.destroy_node()
+    rclpy.try_shutdown()
+"""
+
+
+@pytest.fixture(scope="module")
+def ros2(workspace, tmp_path_factory):
+    """A function running a command in a shell with the kit's ROS 2 environment, the
+    workspace and a robot_state_publisher stand-in (ROS_DOMAIN_ID: this test process's)."""
+    if os.environ.get("ROS2_CLI_KIT") != "installed":
+        reason = os.environ.get("ROS2_CLI_KIT", "conftest did not run")
+        if "absent" in reason:
+            pytest.skip(f"no ros2 CLI and launch to test with: {reason}")
+        pytest.fail(f"ros2-cli-kit: {reason}")
+    ws, _ = workspace
+    stand_in = tmp_path_factory.mktemp("stand_in")
+    (stand_in / "share/ament_index/resource_index/packages").mkdir(parents=True)
+    (stand_in / "share/ament_index/resource_index/packages/robot_state_publisher").touch()
+    executable = stand_in / "lib/robot_state_publisher/robot_state_publisher"
+    executable.parent.mkdir(parents=True)
+    executable.write_text(STAND_IN.format(python=VENV / "bin" / "python"))
+    executable.chmod(0o755)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    prelude = (f"set +u; source {VENV}/bin/ros2-env.sh && source {ws}/install/setup.bash && "
+               f"export AMENT_PREFIX_PATH={stand_in}:$AMENT_PREFIX_PATH && cd / && exec ")
+
+    def start(command, **kwargs):
+        return subprocess.Popen(["bash", "-c", prelude + command], env=env, text=True,
+                                start_new_session=True, **kwargs)
+    return start
+
+
+def run(ros2, command, timeout=60):
+    """(exit code, output) of a ros2 CLI command, without the daemon (none is left behind)."""
+    process = ros2(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return process.returncode, output
+
+
+class Launch:
+    """`ros2 launch ...` running until stop(): its output read until each dynamics_node it
+    started says which chain it has."""
+
+    def __init__(self, ros2, arguments, arms):
+        self.process = ros2(f"ros2 launch robo_dynamics {arguments}", stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+        self.lines, self.arms = [], {}           # namespace → (robot name, joint count)
+        for line in self.process.stdout:
+            self.lines.append(line)
+            found = READY.search(line)
+            if found:
+                self.arms[found[1]] = (found[2], int(found[3]))
+                if len(self.arms) == arms:
+                    break
+        assert len(self.arms) == arms, "".join(self.lines)
+
+    def stop(self):
+        """SIGINT, as Ctrl-C: (exit code, the whole output)."""
+        self.process.send_signal(signal.SIGINT)
+        try:
+            rest, _ = self.process.communicate(timeout=60)
+        finally:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        return self.process.returncode, "".join(self.lines) + rest
+
+
+@contextlib.contextmanager
+def launched(ros2, arguments, arms=1):
+    launch = Launch(ros2, arguments, arms)
+    try:
+        yield launch
+    finally:
+        if launch.process.poll() is None:
+            launch.result = launch.stop()
+
+
+def discovered(ros2, command, found, attempts=20):
+    """The output of `command` (a ros2 CLI graph query without the daemon) once `found`
+    holds for it: each query sees what discovery has found by then."""
+    for _ in range(attempts):
+        code, output = run(ros2, command)
+        if code == 0 and found(output):
+            return output
+    raise AssertionError(f"{command}: {output}")
+
+
+def echo_once(ros2, topic, kind):
+    code, output = run(ros2, f"ros2 topic echo --once --no-daemon {topic} {kind}")
+    assert code == 0, output
+    return yaml.safe_load(output.split("---")[0])
+
+
+def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2, tmp_path):
+    """namespace, use_sim_time and sim: the node, robot_state_publisher and sim_arm in
+    /cell/left; the arm's own params file by default (rd_ur5e.yaml: torque_limit_scale 0.8);
+    commands reach the simulated arm in lockstep (its state advances on /clock); `ros2 param
+    dump` lists every parameter (unset optional ones as []), and a node started from that
+    dump gets the same values; Ctrl-C exits 0."""
+    with launched(ros2, "dynamics.launch.py namespace:=cell/left sim:=true "
+                        "use_sim_time:=true") as launch:
+        assert launch.arms == {"cell.left": ("rd_ur5e", 6)}
+        discovered(ros2, "ros2 node list --no-daemon", lambda output: {
+            "/cell/left/dynamics_node", "/cell/left/robot_state_publisher",
+            "/cell/left/sim_arm"} <= set(output.split()))
+        code, output = run(ros2, "ros2 param get --no-daemon --timeout 20 /cell/left/dynamics_node "
+                                 "torque_limit_scale")
+        assert code == 0 and output.strip() == "Double value is: 0.8", output
+        commands = echo_once(ros2, "/cell/left/dynamics_node/commands",
+                             "std_msgs/msg/Float64MultiArray")["data"]
+        assert len(commands) == 6 and all(math.isfinite(c) for c in commands)
+        assert abs(commands[1]) > 10.0           # the shoulder carries the arm's weight
+        first = echo_once(ros2, "/cell/left/joint_states", "sensor_msgs/msg/JointState")
+        later = echo_once(ros2, "/cell/left/joint_states", "sensor_msgs/msg/JointState")
+        stamp = lambda m: m["header"]["stamp"]["sec"] + 1e-9 * m["header"]["stamp"]["nanosec"]
+        assert 0.0 <= stamp(first) < stamp(later) < 600.0     # simulated time, from 0
+        code, output = run(ros2, "ros2 param dump --no-daemon --timeout 20 /cell/left/dynamics_node")
+        assert code == 0, output
+    assert launch.result[0] == 0, launch.result[1][-3000:]
+    assert "Traceback" not in launch.result[1]
+    dumped = yaml.safe_load(output)["/cell/left/dynamics_node"]["ros__parameters"]
+    assert set(parameters.DYNAMICS_NODE) <= set(dumped), set(parameters.DYNAMICS_NODE) - set(
+        dumped)
+    assert dumped["hold_damping"] == [] and dumped["torque_limit_scale"] == 0.8
+    assert dumped["use_sim_time"] is True and dumped["kp"] == [100.0, 100.0, 100.0, 64.0,
+                                                               64.0, 64.0]
+    # the dump as a params file: the node it starts has every value again
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(output)
+    node = ros2(f"dynamics_node --ros-args -r __ns:=/cell/left --params-file {dump} "
+                f"-p use_sim_time:=false", stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        seen = []
+        for line in node.stdout:
+            seen.append(line)
+            if READY.search(line) or "Traceback" in line:
+                break
+        assert READY.search(seen[-1]), "".join(seen)
+        code, again = run(ros2, "ros2 param dump --no-daemon --timeout 20 /cell/left/dynamics_node")
+        redumped = yaml.safe_load(again)["/cell/left/dynamics_node"]["ros__parameters"]
+        assert {k: v for k, v in redumped.items() if k != "use_sim_time"} == {
+            k: v for k, v in dumped.items() if k != "use_sim_time"}
+        node.send_signal(signal.SIGINT)
+        node.communicate(timeout=30)
+    finally:
+        if node.poll() is None:
+            os.killpg(node.pid, signal.SIGKILL)
+            node.wait()
+    assert node.returncode == 0
+
+
+def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2):
+    """two_arms.launch.py: left the default arm, right the xacro arm with l1:=0.8 l2:=0.4;
+    each node has its own params file's values, and the right arm's gravity torques are
+    those of the closed form with the lengths given to xacro (the file's defaults are 1 and
+    0.5 m), at the state its simulated arm publishes."""
+    with launched(ros2, "two_arms.launch.py sim:=true", arms=2) as launch:
+        assert launch.arms == {"left": ("rd_ur5e", 6), "right": ("planar_2link", 2)}
+        for namespace, kp in (("left", "[100.0, 100.0, 100.0, 64.0, 64.0, 64.0]"),
+                              ("right", None)):
+            code, output = run(ros2, f"ros2 param get --no-daemon --timeout 20 /{namespace}/dynamics_node kp")
+            assert code == 0, output
+            if kp:
+                assert kp in output.replace("array('d', ", "").replace(")", ""), output
+        files = {ns: yaml.safe_load((REPO / "config" / name).read_text())[
+            "/**/dynamics_node"]["ros__parameters"] for ns, name in (
+                ("left", "rd_ur5e.yaml"), ("right", "planar_2link.yaml"))}
+        for namespace, values in files.items():
+            code, output = run(ros2, f"ros2 param dump --no-daemon --timeout 20 /{namespace}/dynamics_node")
+            dumped = yaml.safe_load(output)[f"/{namespace}/dynamics_node"]["ros__parameters"]
+            for name, value in values.items():
+                assert dumped[name] == value, (namespace, name)
+        q1, q2 = 0.3, -0.5
+        code, output = run(ros2, "ros2 service call /right/dynamics_node/inverse_dynamics "
+                                 "robo_dynamics_interfaces/srv/InverseDynamics "
+                                 f"'{{positions: [{q1}, {q2}]}}'")
+        commands = echo_once(ros2, "/right/dynamics_node/commands",
+                             "std_msgs/msg/Float64MultiArray")["data"]
+    assert launch.result[0] == 0, launch.result[1][-3000:]
+    assert code == 0 and "success=True" in output, output
+    effort = [float(x) for x in re.search(r"effort=\[([^\]]*)\]", output)[1].split(",")]
+    m1, m2, l1, l2, g0 = 2.0, 1.0, 0.8, 0.4, 9.81      # planar_2link.urdf.xacro's point masses
+    g2 = m2 * g0 * l2 * math.cos(q1 + q2)               # at the ends of the links
+    g1 = (m1 + m2) * g0 * l1 * math.cos(q1) + g2
+    assert abs(abs(effort[0]) - g1) < 1e-9 * g1 and abs(abs(effort[1]) - g2) < 1e-9 * g2, (
+        effort, g1, g2)
+    assert len(commands) == 2 and all(math.isfinite(c) for c in commands)
+
+
+def test_ros2_launch_with_a_missing_urdf_says_so_and_starts_nothing(ros2):
+    code, output = run(ros2, "ros2 launch robo_dynamics dynamics.launch.py "
+                             "urdf:=/nonexistent/arm.urdf.xacro")
+    assert code != 0
+    assert "urdf:=/nonexistent/arm.urdf.xacro: no such file" in output, output
+    assert "Traceback" not in output and "process started" not in output, output

@@ -277,8 +277,17 @@ def descriptor(name, spec):
 def declare(node, table):
     """Declare every parameter of `table` on `node` (an optional one as an empty array)."""
     for name, spec in table.items():
-        default = spec.default if spec.default is not None else []
-        node.declare_parameter(name, default, descriptor(name, spec))
+        if spec.default is not None:
+            node.declare_parameter(name, spec.default, descriptor(name, spec))
+            continue
+        # a params file's `[]` (what `ros2 param dump` writes for an unset one) reaches rclpy
+        # as no value at all: declared first as changeable to see what was given, then again
+        # as [] or what was given, read-only where it should be
+        given = node.declare_parameter(name, [], descriptor(name, spec._replace(
+            read_only=False))).value
+        node.undeclare_parameter(name)
+        node.declare_parameter(name, [] if given is None else given, descriptor(name, spec),
+                               ignore_override=True)
 
 
 def read(node, table):
