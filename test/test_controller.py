@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from robo_dynamics.control.controller import (GRAVITY, HOLD, TRACKING, Controller, Settings,
-                                              default_hold_damping)
+from robo_dynamics.control.controller import GRAVITY, HOLD, TRACKING, Controller, Settings
+from robo_dynamics.control.settings import default_hold_damping
 from robo_dynamics.control.limits import velocity_bounds
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.rate_limit import MAX_INTERVAL, TorqueRateLimiter
@@ -272,6 +272,25 @@ def test_stale_input_stops_commands_and_resuming_ramps_from_the_last_command():
     np.testing.assert_array_equal(commands[0], last)           # from the last command...
     assert_rate_limited(times, commands)                       # ...as a ramp
     assert rel(commands[-1], REF.gravity(q2)) <= 1e-12
+
+
+def test_the_watch_between_states_stops_the_stream_once_the_states_are_stale():
+    """Joint states that stop altogether: the watch (a timer's call) reports the stream's
+    end once the newest state is older than stale_timeout, once; a motion being tracked
+    is abandoned for the hold; the next states resume the stream as a ramp."""
+    ctrl = controller()
+    run(ctrl, Q, np.zeros(N), 0.0, 3)
+    assert ctrl.desire(SetPoint(Q, np.zeros(N)), 0.006).kind == "tracking"
+    run(ctrl, Q, np.zeros(N), 0.006, 2)                        # the last state at 0.008 s
+    assert ctrl.watch(0.008 + 0.1) == ()                       # not older than 0.1 s
+    events = ctrl.watch(0.008 + 0.1 + 1e-9)
+    assert [e.kind for e in events] == ["stale", "safe_hold"] and ctrl.mode == HOLD
+    assert "0.1 s old" in events[0].message and "command stream stopped" in events[0].message
+    assert ctrl.watch(0.5) == () and ctrl.counts["stale"] == 1     # once
+    times, commands, events = run(ctrl, Q, np.zeros(N), 1.0, 50)
+    assert [e.kind for e in events] == ["resumed"] and ctrl.mode == HOLD
+    assert_rate_limited(times, commands)
+    assert controller().watch(5.0) == ()                       # no state yet: nothing to stop
 
 
 def test_a_gap_during_tracking_abandons_the_motion():

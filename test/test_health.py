@@ -70,3 +70,18 @@ def test_the_most_serious_condition_is_named_first():
     for controller, arguments, level, message in cases:
         got = health.status(controller, 0.0, **arguments)
         assert got[0] == level and got[1].startswith(message), (got, message)
+
+
+def test_a_simulated_clock_that_stands_still_is_reported_once_and_its_return_too():
+    watch = health.ClockWatch(patience=2.0)
+    assert watch.update(5.0, 100.0) is None                # first look
+    assert watch.update(5.0, 101.9) is None                # standing, not for 2 s yet
+    event = watch.update(5.0, 102.0)
+    assert (event.level, event.kind) == (core.WARN, "clock_stopped")
+    assert "t = 5.000 s for 2 s of wall time" in event.message
+    assert watch.update(5.0, 150.0) is None                # said once
+    event = watch.update(5.002, 160.0)
+    assert (event.level, event.kind) == (core.INFO, "clock_resumed")
+    assert "from t = 5.000 s (it stood for 60.0 s" in event.message
+    for k in range(1, 100):                                 # running: nothing to say
+        assert watch.update(5.002 + k * 0.002, 160.0 + k * 3.0) is None

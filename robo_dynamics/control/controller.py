@@ -57,8 +57,8 @@ INFO, WARN, ERROR = "info", "warn", "error"
 
 Event = collections.namedtuple("Event", ["level", "kind", "message"])
 Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
-resumed, stale, tracking, refused, safe_hold, hold_failed, model, collision, observer_reset),
-a sentence naming joints and values."""
+resumed, stale, tracking, refused, safe_hold, hold_failed, model, collision, observer_reset;
+the node's clock_stopped, clock_resumed), a sentence naming joints and values."""
 
 Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
                                          "external"])
@@ -108,15 +108,6 @@ class Settings:
     collision_threshold: np.ndarray = None
     collision_reaction: str = "none"
     torque_constants: np.ndarray = None
-
-
-def default_hold_damping(solver, decay_rate=20.0):
-    """D_i = decay_rate × M_ii at the zero configuration [N·m·s/rad]: each joint's velocity
-    then decays at about `decay_rate` [1/s] (time constant 50 ms by default), whether it
-    carries the base (kg·m²) or the last wrist link (10⁻⁴ kg·m²). One number for all joints
-    would be too weak for one or, sampled at 1 ms, unstable for the other (D·Δt/M_ii > 2)."""
-    zero = np.zeros(solver.model.dof)
-    return decay_rate * np.diag(solver.mass_matrix(zero)).copy()
 
 
 class Controller:
@@ -320,6 +311,14 @@ class Controller:
         reaction = ("already in the hold" if self.mode == HOLD
                     else "collision_reaction none: no reaction")
         return (self._event(WARN, "collision", f"{reason} ({reaction})"),)
+
+    def watch(self, now):
+        """Between joint states (a timer; `now` [s] the node's clock): the Events of the
+        command stream stopping because no state came within stale_timeout."""
+        age = self.merger.age(now) if self.merger.complete() else 0.0
+        if not self.running or age <= self.settings.stale_timeout:
+            return NO_EVENTS
+        return self._stop(now, age)
 
     # -- transitions ----------------------------------------------------------------------------
     def _stop(self, now, age):

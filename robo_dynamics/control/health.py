@@ -1,5 +1,5 @@
 """The node's health as /diagnostics reports it: the input rate, timing percentiles, and the
-status level with its one-line message. No ROS here: ros/diagnostics.py turns these into a
+status level with its one-line message; and a simulated clock that stops. No ROS here: ros/diagnostics.py turns these into a
 DiagnosticStatus.
 """
 
@@ -101,3 +101,31 @@ def observer_line(controller, joint_names):
     if missing:
         return f"on; no estimate for {missing}: no effort in their joint states"
     return f"on; collision_reaction {controller.settings.collision_reaction}"
+
+
+class ClockWatch:
+    """A simulated clock (/clock) that stops: the node's time not advancing for `patience`
+    seconds of wall time (a simulation paused, stopped or gone), and its coming back."""
+
+    def __init__(self, patience=2.0):
+        self.patience = patience
+        self.last = self.since = None      # the clock's last value [s], and when it changed
+        self.stopped = False
+
+    def update(self, now, wall):
+        """`now`: the node's clock [s]; `wall`: a monotonic clock [s] → Event or None."""
+        if self.last is None or now != self.last:
+            stood = None if self.last is None else wall - self.since
+            event = (core.Event(core.INFO, "clock_resumed", f"the simulated clock runs again, from "
+                                                  f"t = {self.last:.3f} s (it stood for "
+                                                  f"{stood:.1f} s of wall time)")
+                     if self.stopped else None)
+            self.last, self.since, self.stopped = now, wall, False
+            return event
+        if not self.stopped and wall - self.since >= self.patience:
+            self.stopped = True
+            return core.Event(core.WARN, "clock_stopped", f"the simulated clock (/clock) has stood at "
+                                                f"t = {now:.3f} s for {self.patience:g} s of "
+                                                "wall time: no joint state, no command, and "
+                                                "nothing on that clock can go stale")
+        return None

@@ -24,6 +24,15 @@ def per_joint(values, dof, name):
     return values
 
 
+def default_hold_damping(solver, decay_rate=20.0):
+    """D_i = decay_rate × M_ii at the zero configuration [N·m·s/rad]: each joint's velocity
+    then decays at about `decay_rate` [1/s] (time constant 50 ms by default), whether it
+    carries the base (kg·m²) or the last wrist link (10⁻⁴ kg·m²). One number for all joints
+    would be too weak for one or, sampled at 1 ms, unstable for the other (D·Δt/M_ii > 2)."""
+    zero = np.zeros(solver.model.dof)
+    return decay_rate * np.diag(solver.mass_matrix(zero)).copy()
+
+
 def thresholds(contact, collision, effort_limit):
     """(contact, collision) thresholds [N·m or N] per joint: the values given, or the
     defaults, DEFAULT_THRESHOLDS of each joint's effort limit."""
@@ -52,7 +61,7 @@ def controller_settings(values, model, solver):
         start_tolerance=joint_values("start_tolerance"),
         max_tracking_error=joint_values("max_tracking_error"),
         velocity_bound=velocity_bounds(model.velocity_limit, values["velocity_limit_scale"]),
-        hold_damping=hold if hold is not None else core.default_hold_damping(solver),
+        hold_damping=hold if hold is not None else default_hold_damping(solver),
         stale_timeout=values["stale_timeout"], hold_timeout=values["hold_timeout"],
         viscous=(viscous if viscous is not None else model.damping) if friction else None,
         coulomb=(coulomb if coulomb is not None else model.friction) if friction else None,

@@ -10,6 +10,7 @@ The wiring of the node; each job is a module of its own (reference: docs/node.md
                   ~/set_contact_thresholds, ~/reset_observer, ~/check_trajectory
     identification_action.py   ~/identify_payload (control/identification_session.py)
     desired_motion.py   ~/desired_trajectory, ~/desired_state
+    input_watch.py      stale input and a stopped simulated clock between joint states
     robot_description (String, transient local) when no parameter gives the description.
 Every control decision is the core's (control/); the node converts, holds parameters and
 publishes. It never crashes on what it receives: bad input is rejected, counted, reported.
@@ -46,6 +47,7 @@ from . import diagnostics, markers, parameters
 from .chain import command_index, describe, joint_names_of, load_chain, start_up_payload
 from .desired_motion import DesiredMotion
 from .identification_action import IdentificationAction
+from .input_watch import InputWatch
 from .joint_state_thread import JointStateThread
 from .outputs import THROTTLE, Outputs
 from .services import DynamicsServices
@@ -109,6 +111,7 @@ class DynamicsNode(Node):
             QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
             self.get_parameter("thread_priority").value)
         self.identification = IdentificationAction(self)
+        self.input_watch = InputWatch(self)     # stale input, a stopped simulated clock
 
     def destroy_node(self):
         for part in ("identification", "joint_states"):
@@ -256,7 +259,7 @@ class DynamicsNode(Node):
                 self.computation_failed(exc, "cross-check")
         return cycle.command is not None
 
-    def _simulated_time(self):
+    def on_simulated_time(self):
         """Whether /clock drives the node's clock (the joint-state thread's)."""
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return bool(getattr(clock, "ros_time_is_active", False))
@@ -264,7 +267,7 @@ class DynamicsNode(Node):
     def _apply_due_model_changes(self):
         """The model changes scheduled for now or earlier (control/model_changes.py); on
         simulated time one not ready yet is waited for, outside the lock."""
-        for at in self.model_changes.apply_due(self.now(), self._simulated_time(),
+        for at in self.model_changes.apply_due(self.now(), self.on_simulated_time(),
                                                MODEL_CHANGE_WAIT):
             self.get_logger().error(f"a model change due at t = {at:.3f} s was not ready "
                                     f"after {MODEL_CHANGE_WAIT:g} s: skipped")
@@ -303,8 +306,7 @@ class DynamicsNode(Node):
         """The change that makes (mass, com, inertia) the payload at `link` (apply_payload),
         validated and built, not yet in use: for _commit_payload. ValueError."""
         if not self.get_parameter("allow_model_changes").value:
-            raise ValueError("model changes are disabled (parameter allow_model_changes is "
-                             "false)")
+            raise ValueError("model changes are disabled (allow_model_changes is false)")
         with self.lock:
             if self.controller is None:
                 raise ValueError("no robot description yet")
@@ -338,7 +340,6 @@ class DynamicsNode(Node):
             return time.time()
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return clock.now().nanoseconds * 1e-9
-
 
 
 def main(args=None):

@@ -283,8 +283,8 @@ def declare(node, table):
         # a params file's `[]` (what `ros2 param dump` writes for an unset one) reaches rclpy
         # as no value at all: declared first as changeable to see what was given, then again
         # as [] or what was given, read-only where it should be
-        given = node.declare_parameter(name, [], descriptor(name, spec._replace(
-            read_only=False))).value
+        changeable = Spec(spec.default, spec.kind, spec.description, RUNTIME)
+        given = node.declare_parameter(name, [], descriptor(name, changeable)).value
         node.undeclare_parameter(name)
         node.declare_parameter(name, [] if given is None else given, descriptor(name, spec),
                                ignore_override=True)
