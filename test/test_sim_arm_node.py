@@ -1,6 +1,14 @@
 """sim_arm in-process: it publishes joint states, takes effort commands by name order,
 times them out, and closes the loop with dynamics_node (gravity compensation holds)."""
 
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 import rclpy
@@ -11,7 +19,7 @@ import robo_dynamics as rd
 from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics.ros.sim_arm_node import SimArmNode
 from robo_dynamics.simulation.simulated_arm import IntegratedPlant, SimulatedArm
-from conftest import SHIPPED
+from conftest import REPO, SHIPPED
 from ros_harness import Loop, overrides
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
@@ -261,3 +269,49 @@ def test_a_push_on_the_forearm_is_estimated_by_the_node_and_holds_the_arm(engine
 
 def _key(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def documented_commands():
+    """The commands of docs/install.md that start dynamics_node and sim_arm (continuation
+    lines joined, $PWD the repository), as argument lists."""
+    text = (REPO / "docs" / "install.md").read_text().replace("\\\n", " ")
+    commands = {}
+    for line in text.splitlines():
+        found = re.match(r"\.venv/bin/(dynamics_node|sim_arm) (.*?)( &)?$", line.strip())
+        if found:
+            words = shlex.split(found[2].replace("$PWD", str(REPO)), comments=True)
+            commands[found[1]] = [os.path.join(sys.prefix, "bin", found[1])] + words
+    return commands
+
+
+def test_the_documented_console_scripts_close_the_loop():
+    """docs/install.md's two commands, as a user types them: sim_arm in lockstep advances
+    only once the node's command for its last state has arrived, so its simulated time
+    moving on is the node's commands reaching it, under the topic names as given."""
+    commands = documented_commands()
+    assert set(commands) == {"dynamics_node", "sim_arm"}, commands
+    started = [subprocess.Popen(commands[name], cwd=REPO, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+               for name in ("dynamics_node", "sim_arm")]
+    listener = rclpy.create_node("listener")
+    stamps, commanded = [], []
+    listener.create_subscription(JointState, "/joint_states", lambda m: stamps.append(
+        m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec), 10)
+    listener.create_subscription(Float64MultiArray, "/dynamics_node/commands",
+                                 lambda m: commanded.append(list(m.data)), 10)
+    try:
+        executor = rclpy.executors.SingleThreadedExecutor()
+        executor.add_node(listener)
+        give_up = time.monotonic() + 120.0      # a loop that never closes: not forever
+        while not (stamps and stamps[-1] >= 0.5 and commanded) and time.monotonic() < give_up:
+            executor.spin_once(timeout_sec=0.1)
+            assert all(p.poll() is None for p in started), [p.returncode for p in started]
+    finally:
+        listener.destroy_node()
+        for process in started:
+            process.send_signal(signal.SIGINT)
+        codes = [process.wait(timeout=30) for process in started]
+    assert codes == [0, 0]
+    assert stamps and stamps[-1] >= 0.5, stamps[-3:]       # the loop closed
+    assert stamps[0] < 0.1 and len(commanded[-1]) == 6    # simulated time, from 0
+    np.testing.assert_allclose(commanded[-1], REF.gravity(np.zeros(6)), atol=0.5)
