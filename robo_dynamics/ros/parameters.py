@@ -3,11 +3,10 @@ declaration, reading and validation.
 
 Both nodes take the chain the same way (CHAIN: description, links, gravity, backend, command
 joints, start-up payload); the dynamics node adds its control and output parameters
-(DYNAMICS_NODE), the simulator its integration parameters (SIM_ARM). An optional parameter (no
-default: an array whose default depends on the model, e.g. hold_damping) is declared as an
-empty array, so that `ros2 param get` and `ros2 param dump` show it; empty means unset, and
-it reads as None. rclpy cannot give an empty array a static type (it takes [] for a byte
-array), so these are declared with dynamic typing and their type is checked here. Validation is kept apart
+(DYNAMICS_NODE), the simulator its integration parameters (SIM_ARM). An optional parameter (its
+default depends on the model, e.g. hold_damping) is an empty array until given, so that
+`ros2 param dump` shows it; empty means unset and reads as None. rclpy takes [] for a byte
+array, so these are dynamically typed and their type is checked here. Validation is kept apart
 from applying: `validate(values, dof)` returns the reason a set of values is unacceptable,
 or None; it checks whichever of the names it knows are present.
 """
@@ -280,9 +279,8 @@ def declare(node, table):
         if spec.default is not None:
             node.declare_parameter(name, spec.default, descriptor(name, spec))
             continue
-        # a params file's `[]` (what `ros2 param dump` writes for an unset one) reaches rclpy
-        # as no value at all: declared first as changeable to see what was given, then again
-        # as [] or what was given, read-only where it should be
+        # a params file's [] (`ros2 param dump` of an unset one) reaches rclpy as no value:
+        # declared changeable to see what was given, then again as [] or that, read-only
         changeable = Spec(spec.default, spec.kind, spec.description, RUNTIME)
         given = node.declare_parameter(name, [], descriptor(name, changeable)).value
         node.undeclare_parameter(name)
