@@ -25,7 +25,7 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    from robo_dynamics.ros.demo.supervisor import stop_processes
+    from robo_dynamics.ros.processes import spin_for, spin_until, stop_processes
     process = subprocess.Popen(command)
     node = rclpy.create_node("benchmark_driver")
     received, latencies, diagnostics = [0], [], {}
@@ -75,16 +75,12 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
             sent_stamps.add(now.nanoseconds)
 
     try:
-        deadline = time.monotonic() + 30.0            # wait until the node answers
         # until the node answers (and, with a set-point, tracks it: computed torque is timed)
-        while received[0] == 0 or (set_point is not None
-                                   and diagnostics.get("mode") != "tracking"):
-            publish()
-            executor.spin_once(timeout_sec=0.01)
-            if set_point is not None:
-                set_point_pub.publish(set_point)
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError(f"{command[2]} did not answer")
+        if not spin_until(executor, lambda: received[0] > 0 and (
+                set_point is None or diagnostics.get("mode") == "tracking"), 30.0, [process],
+                action=lambda: (publish(), set_point is not None
+                                and set_point_pub.publish(set_point))):
+            raise RuntimeError(f"{command[2]} did not answer")
         executor.spin_once(timeout_sec=0.5)
         received[0], latencies[:], sent[0] = 0, [], 0
         measuring[0] = True
@@ -92,14 +88,11 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
         timer = node.create_timer(1.0 / rate, publish)
         start = time.monotonic()
         rss_start = process_stats(process.pid)[1]
-        while time.monotonic() - start < seconds:
-            executor.spin_once(timeout_sec=0.01)
+        spin_for(executor, seconds)
         node.destroy_timer(timer)
         elapsed = time.monotonic() - start
         sent_during = len(sent_stamps)
-        end_wait = time.monotonic() + 1.5              # collect the last outputs and diagnostics
-        while time.monotonic() < end_wait:
-            executor.spin_once(timeout_sec=0.01)
+        spin_for(executor, 1.5)                       # the last outputs and diagnostics
         cpu1, rss_end = process_stats(process.pid)
     finally:
         stop_processes([process])
@@ -176,8 +169,8 @@ def check_load_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     from sensor_msgs.msg import JointState
 
     import robo_dynamics as rd
-    from robo_dynamics.ros.demo.supervisor import stop_processes
     from robo_dynamics.ros.joint_state_thread import fifo_permitted
+    from robo_dynamics.ros.processes import node_command, stop_processes
     path, tip = ARMS["Panda (7-DoF)"]
     model = rd.load_robot(path, tip_link=tip)
     names = list(model.joint_names)
@@ -185,10 +178,10 @@ def check_load_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     set_point = JointState(name=names, position=(q0 + 0.005).tolist())
     effort = rd.make_solver(model, "pinocchio").gravity(q0)
     level = priority if fifo_permitted(priority) else 0
-    command = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args",
-               "--log-level", "warn", "-p", f"robot_description_file:={path}",
-               "-p", f"tip_link:={tip}", "-p", "marker_rate:=0.0", "-p", "diagnostics_rate:=2.0",
-               "-p", f"thread_priority:={level}", "-p", "observer_gain:=[50.0]"]
+    command = node_command(
+        "dynamics_node", "--log-level", "warn", "-p", f"robot_description_file:={path}",
+        "-p", f"tip_link:={tip}", "-p", "marker_rate:=0.0", "-p", "diagnostics_rate:=2.0",
+        "-p", f"thread_priority:={level}", "-p", "observer_gain:=[50.0]")
     rows = []
     rclpy.init()
     try:

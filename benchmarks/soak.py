@@ -23,7 +23,7 @@ import numpy as np
 from benchmarks.measure import REPO, process_stats
 from robo_dynamics.ros.isolation import isolate
 from robo_dynamics.ros.demo.scenario import Q0, desired
-from robo_dynamics.ros.demo.supervisor import stop_processes
+from robo_dynamics.ros.processes import node_command, spin_for, spin_until, stop_processes
 
 SEGMENT = 10.0       # s of trajectory per message
 OVERLAP = 1.0        # s: each segment starts this long before the previous one ends
@@ -55,13 +55,13 @@ def main(argv=None):
     from sensor_msgs.msg import JointState
 
     urdf = REPO / "urdf" / "rd_ur5e.urdf"
-    common = ["--ros-args", "--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
+    common = ["--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
     processes = [
-        subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
+        subprocess.Popen([*node_command("sim_arm_node", *common),
                           "-p", f"initial_positions:={Q0.tolist()}",
                           "-p", f"publish_rate:={args.rate}",
                           "-r", "effort_commands:=/dynamics_node/commands"]),
-        subprocess.Popen([sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
+        subprocess.Popen([*node_command("dynamics_node", *common),
                           "-p", "marker_rate:=0.0",
                           # segments of one path sent while the arm tracks it: the default
                           # 10 mrad admission is below the tracking error at a switch
@@ -126,9 +126,7 @@ def main(argv=None):
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
-        start = time.monotonic()
-        while not diagnostics and time.monotonic() - start < 30:   # both nodes are up
-            executor.spin_once(timeout_sec=0.05)
+        spin_until(executor, lambda: diagnostics, 30.0, processes)  # both nodes are up
         time.sleep(1.0)
         stats0 = [process_stats(p.pid) for p in processes]
         executor.spin_once(timeout_sec=0.1)
@@ -146,9 +144,7 @@ def main(argv=None):
             executor.spin_once(timeout_sec=0.01)
             if any(p.poll() is not None for p in processes):
                 raise RuntimeError("a node died during the soak")
-        end_wait = time.monotonic() + 2.5
-        while time.monotonic() < end_wait:
-            executor.spin_once(timeout_sec=0.01)
+        spin_for(executor, 2.5)
         stats1 = [process_stats(p.pid) for p in processes]
         elapsed = time.monotonic() - start
     finally:

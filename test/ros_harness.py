@@ -6,7 +6,6 @@ timeout only turns a hang into a failure, it is never what a test measures. rclp
 initialised by conftest's `ros` fixture; conftest isolates ROS before any of this runs.
 """
 
-import time
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
@@ -20,6 +19,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from robo_dynamics.ros.dynamics_node import DynamicsNode
+from robo_dynamics.ros.processes import spin_until
 from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInertia
 
 TIMEOUT = 10.0       # s: only for a wait that would otherwise hang; generous for slow CI
@@ -47,14 +47,7 @@ class Loop:
     def spin_until(self, predicate, timeout=TIMEOUT, action=None):
         """Spin until predicate() holds (then True), or False after `timeout` seconds.
         action: called before each spin (e.g. publish the next input)."""
-        end = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > end:
-                return False
-            if action is not None:
-                action()
-            self.executor.spin_once(timeout_sec=0.01)
-        return True
+        return spin_until(self.executor, predicate, timeout, action=action)
 
     def close(self):
         self.executor.shutdown()

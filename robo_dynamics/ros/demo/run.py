@@ -21,7 +21,8 @@ from ..isolation import isolate
 from .report import plot, plot_external, plot_payload, print_table, summary
 from .scenario import (ARMATURE, HOLD_AT, IDENTIFY_GOAL, JOINT_DAMPING, JOINT_FRICTION,
                        LEAD_IN, PHASES, PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START)
-from .supervisor import Supervisor, move_to, start_processes, stop_processes, trajectory_from
+from ..processes import stop_processes
+from .supervisor import Supervisor, move_to, start_processes, trajectory_from
 from .verdicts import contact_verdict, identification_verdict, summarise, verdict
 
 # events the demo leaves out: the stream's start (every phase has one), and the node's

@@ -1,20 +1,18 @@
 """The demo's processes and its supervisor: sim_arm and dynamics_node started per phase,
 a node that records what they publish and acts on the loop on a paused simulation."""
 
-import signal
 import subprocess
-import sys
-import time
 
 import numpy as np
 
+from ..processes import node_command, spin_until
 from .scenario import (ARMATURE, EFFORT_NOISE, JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, Q0,
                        desired)
 
 
 def start_processes(urdf, phase, rate, engine, lockstep):
-    common = ["--ros-args", "--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
-    sim = [sys.executable, "-m", "robo_dynamics.ros.sim_arm_node", *common,
+    common = ["--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
+    sim = [*node_command("sim_arm_node", *common),
            "-p", f"initial_positions:={Q0.tolist()}", "-p", f"publish_rate:={rate}",
            "-p", "command_timeout:=0.1", "-p", f"engine:={engine}",
            "-p", "friction:=true", "-p", f"joint_damping:={JOINT_DAMPING}",
@@ -26,7 +24,7 @@ def start_processes(urdf, phase, rate, engine, lockstep):
         sim += ["-p", "lockstep:=true", "-p", "lockstep_supervised:=true",
                 "-p", "lockstep_max_speed:=0.0", "-p", "lockstep_timeout:=0.5"]
     payload = ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]
-    node = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", *common,
+    node = [*node_command("dynamics_node", *common),
             "-p", "marker_rate:=0.0", "-p", f"use_sim_time:={str(lockstep).lower()}"]
     if phase.payload_kg:
         sim += payload
@@ -38,19 +36,6 @@ def start_processes(urdf, phase, rate, engine, lockstep):
         node += ["-p", "friction_compensation:=true", "-p", f"viscous_friction:={JOINT_DAMPING}",
                  "-p", f"coulomb_friction:={JOINT_FRICTION}"]
     return [subprocess.Popen(cmd) for cmd in (sim, node)]
-
-
-def stop_processes(processes):
-    """SIGINT (the nodes shut down cleanly), then SIGKILL whatever is left after 5 s."""
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-    for process in processes:
-        try:
-            process.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def trajectory_from(names, q_measured, now, duration):
@@ -174,13 +159,11 @@ class Supervisor:
         self.answered = max(self.answered, _stamp(msg))
 
     def spin_until(self, condition, what, seconds=120.0):
-        deadline = time.monotonic() + seconds
-        while not condition():
-            self.executor.spin_once(timeout_sec=0.01)
-            if time.monotonic() > deadline or any(p.poll() is not None
-                                                  for p in self.processes):
-                raise RuntimeError(f"phase '{self.phase.name}': "
-                                   f"{what() if callable(what) else what}")
+        """Spin until condition() holds; RuntimeError naming `what` (a sentence, or a
+        function giving it) if a process dies or `seconds` of wall time pass first."""
+        if not spin_until(self.executor, condition, seconds, self.processes):
+            raise RuntimeError(f"phase '{self.phase.name}': "
+                               f"{what() if callable(what) else what}")
 
     def run_to(self, t, progress=None, recorded=True):
         """Let the loop run until simulated time t [s] (a multiple of the period) and the
