@@ -313,5 +313,7 @@ def test_the_documented_console_scripts_close_the_loop():
         codes = [process.wait(timeout=30) for process in started]
     assert codes == [0, 0]
     assert stamps and stamps[-1] >= 0.5, stamps[-3:]       # the loop closed
-    assert stamps[0] < 0.1 and len(commanded[-1]) == 6    # simulated time, from 0
+    # simulated time, from 0 (not the system clock's ~1.8e9 s; how far the loop ran before
+    # this listener was discovered depends on the machine)
+    assert 0.5 <= stamps[-1] < 600.0 and len(commanded[-1]) == 6
     np.testing.assert_allclose(commanded[-1], REF.gravity(np.zeros(6)), atol=0.5)
