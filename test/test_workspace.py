@@ -235,7 +235,8 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
         later = echo_once(ros2, "/cell/left/joint_states", "sensor_msgs/msg/JointState")
         stamp = lambda m: m["header"]["stamp"]["sec"] + 1e-9 * m["header"]["stamp"]["nanosec"]
         assert 0.0 <= stamp(first) < stamp(later) < 600.0     # simulated time, from 0
-        code, output = run(ros2, "ros2 param dump --no-daemon --timeout 20 /cell/left/dynamics_node")
+        code, output = run(ros2, "ros2 param dump --no-daemon --timeout 20 "
+                                 "/cell/left/dynamics_node")
         assert code == 0, output
     assert launch.result[0] == 0, launch.result[1][-3000:]
     assert "Traceback" not in launch.result[1]
@@ -279,7 +280,8 @@ def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2):
         assert launch.arms == {"left": ("rd_ur5e", 6), "right": ("planar_2link", 2)}
         for namespace, kp in (("left", "[100.0, 100.0, 100.0, 64.0, 64.0, 64.0]"),
                               ("right", None)):
-            code, output = run(ros2, f"ros2 param get --no-daemon --timeout 20 /{namespace}/dynamics_node kp")
+            code, output = run(ros2, "ros2 param get --no-daemon --timeout 20 "
+                                     f"/{namespace}/dynamics_node kp")
             assert code == 0, output
             if kp:
                 assert kp in output.replace("array('d', ", "").replace(")", ""), output
@@ -287,7 +289,8 @@ def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2):
             "/**/dynamics_node"]["ros__parameters"] for ns, name in (
                 ("left", "rd_ur5e.yaml"), ("right", "planar_2link.yaml"))}
         for namespace, values in files.items():
-            code, output = run(ros2, f"ros2 param dump --no-daemon --timeout 20 /{namespace}/dynamics_node")
+            code, output = run(ros2, "ros2 param dump --no-daemon --timeout 20 "
+                                     f"/{namespace}/dynamics_node")
             dumped = yaml.safe_load(output)[f"/{namespace}/dynamics_node"]["ros__parameters"]
             for name, value in values.items():
                 assert dumped[name] == value, (namespace, name)

@@ -1,6 +1,6 @@
 """The node's health as /diagnostics reports it: the input rate, timing percentiles, and the
-status level with its one-line message; and a simulated clock that stops. No ROS here: ros/diagnostics.py turns these into a
-DiagnosticStatus.
+status level with its one-line message; and a simulated clock that stops. No ROS here:
+ros/diagnostics.py turns these into a DiagnosticStatus.
 """
 
 import collections
@@ -115,17 +115,16 @@ class ClockWatch:
     def update(self, now, wall):
         """`now`: the node's clock [s]; `wall`: a monotonic clock [s] → Event or None."""
         if self.last is None or now != self.last:
-            stood = None if self.last is None else wall - self.since
-            event = (core.Event(core.INFO, "clock_resumed", f"the simulated clock runs again, from "
-                                                  f"t = {self.last:.3f} s (it stood for "
-                                                  f"{stood:.1f} s of wall time)")
+            event = (core.Event(core.INFO, "clock_resumed",
+                                f"the simulated clock runs again, from t = {self.last:.3f} s "
+                                f"(it stood for {wall - self.since:.1f} s of wall time)")
                      if self.stopped else None)
             self.last, self.since, self.stopped = now, wall, False
             return event
         if not self.stopped and wall - self.since >= self.patience:
             self.stopped = True
-            return core.Event(core.WARN, "clock_stopped", f"the simulated clock (/clock) has stood at "
-                                                f"t = {now:.3f} s for {self.patience:g} s of "
-                                                "wall time: no joint state, no command, and "
-                                                "nothing on that clock can go stale")
+            return core.Event(core.WARN, "clock_stopped",
+                              f"the simulated clock (/clock) has stood at t = {now:.3f} s for "
+                              f"{self.patience:g} s of wall time: no joint state, no command, "
+                              "and nothing on that clock can go stale")
         return None

@@ -31,8 +31,9 @@ class InputWatch:
 
     def look_at_the_clock(self):
         if self.node.controller is None or not self.node.on_simulated_time():
-            self.clock_watch = ClockWatch()        # a simulated clock starts being watched
-            return                                  # when it first ticks
+            if self.clock_watch.last is not None:   # a simulated clock is watched afresh
+                self.clock_watch = ClockWatch()     # from its first tick
+            return
         event = self.clock_watch.update(self.node.now(), time.monotonic())
         if event is not None:
             with self.node.lock:

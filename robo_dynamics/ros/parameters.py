@@ -220,7 +220,8 @@ SIM_ARM = {
 }
 
 # the optional parameters of both nodes (no default: an empty array when unset)
-OPTIONAL = {name for name, spec in {**DYNAMICS_NODE, **SIM_ARM}.items() if spec.default is None}
+OPTIONAL = {name: spec for name, spec in {**DYNAMICS_NODE, **SIM_ARM}.items()
+            if spec.default is None}
 
 # per-joint parameters (n values or one for all) → whether 0 is excluded
 PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_friction": False,
@@ -297,20 +298,17 @@ def read(node, table):
             value = node.get_parameter(name).value
         except ParameterUninitializedException:
             value = None
-        if spec.kind in _ELEMENT and value is not None:
-            value = list(value)
-        out[name] = None if spec.default is None and not value else value
-    return out
+        out[name] = list(value) if spec.kind in _ELEMENT and value is not None else value
+    return unset_as_none(out)
 
 
-def wrong_type(values, table):
+def wrong_type(values):
     """Reason why an optional parameter among `values` (name → value) has the wrong type,
     else None (empty or None: unset, whatever its type)."""
     for name, value in values.items():
-        spec = table.get(name)
-        if spec is None or spec.default is not None or value is None:
+        if name not in OPTIONAL or value is None:
             continue
-        element, called = _ELEMENT[spec.kind]
+        element, called = _ELEMENT[OPTIONAL[name].kind]
         if isinstance(value, (str, bytes, bool, int, float)) or (len(value) and not all(
                 isinstance(v, element) and not isinstance(v, bool) for v in value)):
             return f"{name} must be an array of {called}, got {value!r}"
@@ -330,7 +328,7 @@ def _empty_array(value):
 def validate(values, dof):
     """Reason why the parameter values (a dict, name → value; unset: None) are unacceptable,
     else None. dof: the chain's joint count, for the per-joint parameters."""
-    reason = wrong_type(values, {**DYNAMICS_NODE, **SIM_ARM})
+    reason = wrong_type(values)
     if reason:
         return reason
     values = unset_as_none(values)
