@@ -1,6 +1,7 @@
 # Quick start: `make demo` runs the main job on the default arm, `make test` runs the tests.
 # Both create (or reuse) the virtual environment .venv: pinned requirements.txt from PyPI,
-# then robo_dynamics_interfaces built from its .msg/.srv files into the venv, then this
+# then control_msgs (FollowJointTrajectory; where none is installed) and
+# robo_dynamics_interfaces built from their .msg/.srv/.action files into the venv, then this
 # package installed into it (editable: dynamics_node, sim_arm, dynamics_demo on its PATH).
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,11 +9,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # test worker processes: one per core this process may use (nproc: taskset counts), at most 4
 TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 4 ? n : 4 )))
-INTERFACES := $(wildcard interfaces/robo_dynamics_interfaces/*/*.msg \
-                         interfaces/robo_dynamics_interfaces/*/*.srv \
-                         interfaces/robo_dynamics_interfaces/*/*.action \
-                         interfaces/robo_dynamics_interfaces/CMakeLists.txt \
-                         interfaces/robo_dynamics_interfaces/package.xml)
+INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/*/*.action \
+                         interfaces/*/CMakeLists.txt interfaces/*/package.xml)
 
 .PHONY: demo test venv clean bench soak corpus workspace
 
