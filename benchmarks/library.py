@@ -104,7 +104,8 @@ def observer_cost(rounds=7):
     Off and on alternate over `rounds` rounds; the medians of each and of the rounds'
     differences (a paired measurement: the host's speed drifts between rounds)."""
     import robo_dynamics as rd
-    from robo_dynamics.control.controller import Controller, Settings
+    from robo_dynamics.control.controller import Controller
+    from robo_dynamics.control.settings import Settings
     from robo_dynamics.control.settings import default_hold_damping
     from robo_dynamics.control.joint_state_merger import JointStateMerger
     path, tip = ARMS["Panda (7-DoF)"]

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from robo_dynamics.control.controller import GRAVITY, HOLD, TRACKING, Controller, Settings
+from robo_dynamics.control.controller import GRAVITY, HOLD, TRACKING, Controller
+from robo_dynamics.control.settings import Settings
 from robo_dynamics.control.settings import default_hold_damping
 from robo_dynamics.control.limits import velocity_bounds
 from robo_dynamics.control.joint_state_merger import JointStateMerger

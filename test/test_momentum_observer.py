@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from robo_dynamics.control.controller import GRAVITY, HOLD, TRACKING, Controller, Settings
+from robo_dynamics.control.controller import GRAVITY, HOLD, TRACKING, Controller
+from robo_dynamics.control.settings import Settings
 from robo_dynamics.control.settings import default_hold_damping
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.momentum_observer import (COLLISION, CONTACT, DEFAULT_THRESHOLDS,

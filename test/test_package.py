@@ -29,7 +29,7 @@ ROSDEP_KEYS = {"numpy": "python3-numpy", "urdf_parser_py": "urdfdom_py", "xacro"
 ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_msgs",
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
-                "robo_dynamics_interfaces", "std_srvs"}
+                "robo_dynamics_interfaces", "std_srvs", "control_msgs"}
 TEST_HELPERS = {"conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
                 "robo_dynamics", "without_pinocchio"}
 

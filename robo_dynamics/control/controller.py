@@ -40,7 +40,6 @@ Robotics, §6.5).
 """
 
 import collections
-import dataclasses
 import time
 
 import numpy as np
@@ -76,45 +75,11 @@ COLLISION_REACTIONS = ("none", "hold")
 NO_EVENTS = ()
 
 
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    """Gains and bounds, each (n,) in model joint order, SI units.
-
-    kp [1/s²], kd [1/s]: computed-torque gains. effort_bound [N·m or N]: |τ| ≤ bound.
-    max_torque_rate [N·m/s]. start_tolerance, max_tracking_error [rad or m].
-    velocity_bound [rad/s or m/s] (inf: none). hold_damping D [N·m·s/rad].
-    stale_timeout [s]. hold_timeout [s]: how long the hold may take to bring every joint
-    below the velocity bound before the stream stops. viscous, coulomb: friction
-    compensation (None: off); the observer uses the same friction model.
-    observer_gain K_O [1/s] (None: no external-torque estimate). contact_threshold,
-    collision_threshold [N·m or N]: per-joint levels of |τ_ext|. collision_reaction: 'none'
-    or 'hold'. torque_constants [N·m/A] (None: JointState.effort is the joint torque; else
-    it is the motor current, τ_m = k ⊙ i, gear ratio included).
-    """
-    kp: np.ndarray
-    kd: np.ndarray
-    effort_bound: np.ndarray
-    max_torque_rate: np.ndarray
-    start_tolerance: np.ndarray
-    max_tracking_error: np.ndarray
-    velocity_bound: np.ndarray
-    hold_damping: np.ndarray
-    stale_timeout: float
-    hold_timeout: float = 0.5
-    viscous: np.ndarray = None
-    coulomb: np.ndarray = None
-    observer_gain: np.ndarray = None
-    contact_threshold: np.ndarray = None
-    collision_threshold: np.ndarray = None
-    collision_reaction: str = "none"
-    torque_constants: np.ndarray = None
-
-
 class Controller:
     """The command stream of one arm; see the module docstring.
 
     solver: a DynamicsSolver (its fast path is used on the merger's validated arrays).
-    merger: the JointStateMerger that takes the joint states. settings: Settings.
+    merger: the JointStateMerger that takes the joint states. settings: settings.Settings.
     """
 
     def __init__(self, solver, merger, settings):

@@ -1,15 +1,51 @@
-"""The controller's Settings from parameter values (dynamics_node's, validated): each
-default that depends on the arm is applied here, once. No ROS here.
+"""The controller's Settings (gains and bounds), and how parameter values (dynamics_node's,
+validated) give them: each default that depends on the arm is applied here, once. No ROS
+here.
 
 `values` is a dict, parameter name → value (None: unset), as ros/parameters.py reads them;
 per-joint parameters hold 1 value (for every joint) or n, in model joint order, SI units.
 """
 
+import dataclasses
+
 import numpy as np
 
-from . import controller as core
 from .limits import effort_bounds, velocity_bounds
 from .momentum_observer import DEFAULT_THRESHOLDS
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Gains and bounds, each (n,) in model joint order, SI units.
+
+    kp [1/s²], kd [1/s]: computed-torque gains. effort_bound [N·m or N]: |τ| ≤ bound.
+    max_torque_rate [N·m/s]. start_tolerance, max_tracking_error [rad or m].
+    velocity_bound [rad/s or m/s] (inf: none). hold_damping D [N·m·s/rad].
+    stale_timeout [s]. hold_timeout [s]: how long the hold may take to bring every joint
+    below the velocity bound before the stream stops. viscous, coulomb: friction
+    compensation (None: off); the observer uses the same friction model.
+    observer_gain K_O [1/s] (None: no external-torque estimate). contact_threshold,
+    collision_threshold [N·m or N]: per-joint levels of |τ_ext|. collision_reaction: 'none'
+    or 'hold'. torque_constants [N·m/A] (None: JointState.effort is the joint torque; else
+    it is the motor current, τ_m = k ⊙ i, gear ratio included).
+    """
+    kp: np.ndarray
+    kd: np.ndarray
+    effort_bound: np.ndarray
+    max_torque_rate: np.ndarray
+    start_tolerance: np.ndarray
+    max_tracking_error: np.ndarray
+    velocity_bound: np.ndarray
+    hold_damping: np.ndarray
+    stale_timeout: float
+    hold_timeout: float = 0.5
+    viscous: np.ndarray = None
+    coulomb: np.ndarray = None
+    observer_gain: np.ndarray = None
+    contact_threshold: np.ndarray = None
+    collision_threshold: np.ndarray = None
+    collision_reaction: str = "none"
+    torque_constants: np.ndarray = None
 
 
 def per_joint(values, dof, name):
@@ -41,7 +77,7 @@ def thresholds(contact, collision, effort_limit):
 
 
 def controller_settings(values, model, solver):
-    """core.Settings for `model` (its limits, damping and friction) from parameter values;
+    """Settings for `model` (its limits, damping and friction) from parameter values;
     `solver` gives the default hold damping (from M at the zero configuration)."""
     n = model.dof
 
@@ -54,7 +90,7 @@ def controller_settings(values, model, solver):
     gain = joint_values("observer_gain")
     contact, collision = thresholds(joint_values("contact_thresholds"),
                                     joint_values("collision_thresholds"), model.effort_limit)
-    return core.Settings(
+    return Settings(
         kp=joint_values("kp"), kd=joint_values("kd"),
         effort_bound=effort_bounds(model.effort_limit, values["torque_limit_scale"]),
         max_torque_rate=joint_values("max_torque_rate"),
