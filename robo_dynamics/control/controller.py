@@ -4,13 +4,14 @@ Each joint state gives at most one command (model joint order, N·m or N):
 
     mode      target                                              while
     gravity   g(q) (+ friction)                                   no desired motion
-    tracking  RNEA(q, q̇, a) (+ friction),                        an admitted desired motion
-              a = q̈_d + K_p (q_d − q) + K_d (q̇_d − q̇)
+    tracking  RNEA(q, q̇, a) (+ friction) (+ the motion's         an admitted desired motion
+              feed-forward), a = q̈_d + K_p (q_d − q) + K_d (q̇_d − q̇)
     hold      g(q) − D q̇  (gravity compensation + joint damping)  after a fault, until a new
                                                                   desired motion is admitted
 
 The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
-of source (mode, trajectory, payload, gains, resuming) is a ramp. A ramp starts where the
+of source (mode, trajectory, payload, gains, resuming) is a ramp. With
+hardware_compensates_gravity the command sent is that minus g(q). A ramp starts where the
 arm's torque is: the measured effort when the joint states carry it, else the last command
 (zero before the first). The envelope around the law:
 
@@ -18,6 +19,8 @@ arm's torque is: the measured effort when the joint states carry it, else the la
   start_tolerance from the measured position, or whose positions leave the URDF limits, or
   that arrives while a joint moves beyond the velocity bound, is refused (as MoveIt
   refuses a trajectory that does not start at the current state);
+- a motion may ask to be left (a goal's path tolerance: follow_trajectory.py): the arm then
+  holds where it is, by computed torque to that pose; a motion hears when it is left;
 - watchdogs: |q̇| beyond the velocity bound, or a tracking error beyond max_tracking_error,
   abandon the desired motion for the hold, on the joint state that shows it;
 - staleness: no command while any joint's state is older than stale_timeout; a desired
@@ -49,6 +52,7 @@ from .computed_torque import commanded_acceleration
 from .limits import clamp_effort
 from .momentum_observer import COLLISION, UNKNOWN, MomentumObserver, contact_levels
 from .rate_limit import TorqueRateLimiter
+from .trajectory import SetPoint
 from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
 
 GRAVITY, TRACKING, HOLD = "gravity", "tracking", "hold"
@@ -56,7 +60,8 @@ INFO, WARN, ERROR = "info", "warn", "error"
 
 Event = collections.namedtuple("Event", ["level", "kind", "message"])
 Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
-resumed, stale, tracking, refused, safe_hold, hold_failed, model, collision, observer_reset;
+resumed, stale, tracking, refused, safe_hold, held_here, hold_failed, model, collision,
+observer_reset;
 the node's clock_stopped, clock_resumed), a sentence naming joints and values."""
 
 Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
@@ -153,10 +158,22 @@ class Controller:
         if reason is not None:
             return self.refuse(f"desired motion refused: {reason}")
         left = f" (leaving the hold: {self.hold_reason})" if self.mode == HOLD else ""
+        if self.motion is not None:
+            self.motion.ended("replaced by a new desired motion")
         self.motion, self.mode, self.hold_reason, self.hold_kind = motion, TRACKING, "", ""
         if self.halted:                # the stream starts again, as a ramp
             self.halted, self.running = "", False
         return self._event(INFO, "tracking", f"tracking a new desired motion{left}")
+
+    def desired_state(self, now):
+        """(q_d, q̇_d, q̈_d) now: the tracked motion's, else the measured pose at rest (where a
+        new motion continues from); None before a complete joint state."""
+        if self.mode == TRACKING:
+            return tuple(np.array(x, dtype=float) for x in self.motion.sample(now))
+        if not self.merger.complete():
+            return None
+        q = self.merger.q.copy()
+        return q, np.zeros_like(q), np.zeros_like(q)
 
     def refuse(self, reason):
         """Count a desired motion refused (also one its message could not describe); the
@@ -218,12 +235,20 @@ class Controller:
             fault = tracking_fault(q, q_d, s.max_tracking_error, self.names)
             if fault is not None:
                 events += (self._hold(fault),)
+            else:
+                off_path = self.motion.judge(now, q, qd, q_d, qd_d)
+                if off_path is not None:       # hold here: computed torque to this pose
+                    events += (self._hold_here(q, off_path),)
+                    q_d, qd_d, qdd_d = self.motion.sample(now)
         gravity = g + friction                 # the gravity-compensation command
         if self.mode == GRAVITY:
             target = gravity
         elif self.mode == TRACKING:
             a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, s.kp, s.kd)
             target = solver.unchecked.inverse_dynamics(q, qd, a) + friction
+            extra = self.motion.feed_forward(now)
+            if extra is not None:
+                target = target + extra
         else:                                  # hold: friction helps stop, not compensated
             if self.hold_since is None:
                 self.hold_since = now
@@ -239,6 +264,8 @@ class Controller:
         counts["clamped"] += clamped
         counts["rate_limited"] += limited
         self.last_command_time = now
+        if s.hardware_compensates_gravity:     # every check above was on the full torque
+            command = command - g
         return Cycle(None, command, gravity, events, external)
 
     def _observe(self, q, qd, g, friction, t):
@@ -331,10 +358,18 @@ class Controller:
 
     def _hold(self, reason, kind="fault"):
         """Abandon the desired motion: gravity compensation + damping, latched."""
+        if self.motion is not None:
+            self.motion.ended(f"safe hold: {reason}")
         self.motion, self.mode, self.hold_reason, self.hold_kind = None, HOLD, reason, kind
         self.hold_since = None
         self.counts["faults"] += 1
         return self._event(ERROR, "safe_hold", f"safe hold: {reason}")
+
+    def _hold_here(self, q, reason):
+        """The motion asked to be left (e.g. a goal's path tolerance): track the measured pose
+        at rest instead (the arm stops there, held by computed torque)."""
+        self.motion = SetPoint(q.copy(), np.zeros_like(q))
+        return self._event(WARN, "held_here", f"{reason}: holding the arm where it is")
 
     def _halt(self, fault):
         """The hold did not stop the arm: stop the command stream (latched)."""

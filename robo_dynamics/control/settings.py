@@ -28,6 +28,8 @@ class Settings:
     collision_threshold [N·m or N]: per-joint levels of |τ_ext|. collision_reaction: 'none'
     or 'hold'. torque_constants [N·m/A] (None: JointState.effort is the joint torque; else
     it is the motor current, τ_m = k ⊙ i, gear ratio included).
+    hardware_compensates_gravity: the drives add g(q) themselves (Franka, UR direct torque
+    control): the command sent leaves g(q) out; every bound applies to the full torque.
     """
     kp: np.ndarray
     kd: np.ndarray
@@ -46,6 +48,7 @@ class Settings:
     collision_threshold: np.ndarray = None
     collision_reaction: str = "none"
     torque_constants: np.ndarray = None
+    hardware_compensates_gravity: bool = False
 
 
 def per_joint(values, dof, name):
@@ -105,4 +108,5 @@ def controller_settings(values, model, solver):
         contact_threshold=contact, collision_threshold=collision,
         collision_reaction=values["collision_reaction"],
         torque_constants=(joint_values("torque_constants")
-                          if values["effort_source"] == "current" else None))
+                          if values["effort_source"] == "current" else None),
+        hardware_compensates_gravity=values["hardware_compensates_gravity"])

@@ -13,7 +13,23 @@ from .joint_order import order_of
 BLOCK = 512     # samples per pass of sample_many: its temporaries stay in the cache
 
 
-class Trajectory:
+class Motion:
+    """What the controller tracks (control/controller.py). sample(now) → (q_d, q̇_d, q̈_d);
+    besides, by default none of these: feed_forward(now) → a joint torque (n,) to add, or
+    None; judge(now, q, q̇, q_d, q̇_d) → None, or the reason to leave the motion and hold
+    where the arm is; ended(reason): the controller left the motion (a sentence why)."""
+
+    def feed_forward(self, now):
+        return None
+
+    def judge(self, now, q, qd, q_d, qd_d):
+        return None
+
+    def ended(self, reason):
+        pass
+
+
+class Trajectory(Motion):
     """Waypoints in model joint order: times (m,), positions/velocities/accelerations (m, n)
     (velocities and accelerations may be None)."""
 
@@ -133,7 +149,7 @@ def trajectory_from_points(names, points, joint_names, start=0.0):
                       field(3, "accelerations"))
 
 
-class SetPoint:
+class SetPoint(Motion):
     """A constant desired state: q_d, q̇_d (model order), q̈_d = 0 at all times."""
 
     def __init__(self, positions, velocities):

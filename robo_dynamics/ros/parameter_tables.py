@@ -60,8 +60,33 @@ CHAIN = {
                             "iyy iyz izz.", READ_ONLY),
 }
 
+# ~/follow_joint_trajectory's (ros/trajectory_action.py); per joint besides, declared once the
+# chain is known: constraints.<joint>.trajectory and constraints.<joint>.goal [rad or m]
+FOLLOW_TRAJECTORY = {
+    "constraints.goal_time": Spec(1.0, DOUBLE,
+                                  "Time [s] after the last point's time within which every "
+                                  "joint must be within its goal tolerance, else the goal "
+                                  "ends GOAL_TOLERANCE_VIOLATED; 0: no limit (as "
+                                  "joint_trajectory_controller).", RUNTIME),
+    "constraints.stopped_velocity_tolerance": Spec(
+        0.01, DOUBLE, "Largest |qd| [rad/s or m/s] at the goal for success; 0: not checked.",
+        RUNTIME),
+    "action_monitor_rate": Spec(50.0, DOUBLE, "Rate [Hz] of the action's feedback and of its "
+                                "look at how the goal goes.", RUNTIME),
+    "stop_deceleration": Spec([2.0], DOUBLES,
+                              "Deceleration [rad/s^2 or m/s^2] of a cancelled goal's stop "
+                              "along its path, one per chain joint or one for all.", RUNTIME),
+}
+JOINT_CONSTRAINTS = {
+    "trajectory": (0.2, "Path tolerance [rad or m] of |q_d - q| while a goal moves; beyond it "
+                        "the goal ends PATH_TOLERANCE_VIOLATED and the arm holds where it is. "
+                        "0: not checked."),
+    "goal": (0.02, "Goal tolerance [rad or m] of |q_end - q| at the end; 0: not checked."),
+}
+
 DYNAMICS_NODE = {
     **CHAIN,
+    **FOLLOW_TRAJECTORY,
     "strict_model": Spec(False, BOOL,
                          "Refuse a robot description whose chain has a doubtful inertia "
                          "(triangle inequality broken, massless link with inertia) instead of "
@@ -121,6 +146,11 @@ DYNAMICS_NODE = {
                              "With effort_source current: joint torque per ampere [N m/A], "
                              "gear ratio included, one per chain joint or one for all.",
                              READ_ONLY),
+    "hardware_compensates_gravity": Spec(
+        False, BOOL, "The drives add gravity compensation themselves (Franka, UR direct torque "
+        "control, some KUKA modes): the published command leaves g(q) out. Every clamp, rate "
+        "limit and check still applies to the full torque. docs/moveit.md lists vendors.",
+        RUNTIME),
     "contact_thresholds": Spec(None, DOUBLES,
                                "|tau_ext| beyond this [N m or N] is a contact, one per chain "
                                "joint or one for all. Unset: 3 % of the URDF effort limits.",
@@ -219,7 +249,7 @@ PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_frict
              "max_torque_rate": True, "start_tolerance": True, "max_tracking_error": True,
              "hold_damping": False, "armature": False, "joint_damping": False,
              "joint_friction": False, "observer_gain": False, "torque_constants": True,
-             "contact_thresholds": True, "collision_thresholds": True}
+             "contact_thresholds": True, "collision_thresholds": True, "stop_deceleration": True}
 
 # name → the test its value must pass (the reason names the parameter and its value)
 RANGES = {
@@ -239,6 +269,9 @@ RANGES = {
     "lockstep_max_speed": lambda v: 0.0 <= v < math.inf,
     "wrench_damping": lambda v: 0.0 <= v < math.inf,
     "effort_noise": lambda v: 0.0 <= v < math.inf,
+    "constraints.goal_time": lambda v: 0.0 <= v < math.inf,
+    "constraints.stopped_velocity_tolerance": lambda v: 0.0 <= v < math.inf,
+    "action_monitor_rate": lambda v: 0.0 < v <= 1000.0,
 }
 CHOICES = {"backend": list(BACKENDS), "integrator": sorted(INTEGRATORS),
            "engine": list(ENGINES), "effort_source": ["torque", "current"],
