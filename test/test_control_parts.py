@@ -23,7 +23,8 @@ VALUES = {   # parameter values as the node reads them (None: unset)
     "hold_damping": None, "stale_timeout": 0.1, "hold_timeout": 1.0,
     "friction_compensation": True, "viscous_friction": None, "coulomb_friction": None,
     "observer_gain": [50.0], "contact_thresholds": None, "collision_thresholds": None,
-    "collision_reaction": "hold", "effort_source": "effort", "torque_constants": None}
+    "collision_reaction": "hold", "effort_source": "effort", "torque_constants": None,
+    "hardware_compensates_gravity": False}
 
 
 def test_settings_take_the_urdf_friction_and_half_the_effort_limits():

@@ -16,7 +16,7 @@ from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.momentum_observer import (COLLISION, CONTACT, DEFAULT_THRESHOLDS,
                                                      NONE, UNKNOWN, MomentumObserver,
                                                      external_wrench)
-from robo_dynamics.control.trajectory import SetPoint
+from robo_dynamics.control.trajectory import Motion, SetPoint
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from conftest import SHIPPED, random_states
 
@@ -33,7 +33,7 @@ CONTACT_AT = DEFAULT_THRESHOLDS[0] * ROBOT.effort_limit     # the node's default
 COLLISION_AT = DEFAULT_THRESHOLDS[1] * ROBOT.effort_limit
 
 
-class Wave:
+class Wave(Motion):
     """q0 + A (1 − cos ω t) from t0 (its derivatives too): the arm keeps moving."""
 
     def __init__(self, t0, q0):
