@@ -9,12 +9,12 @@ The wiring of the node; each job is a module of its own (reference: docs/node.md
     services.py   ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
                   ~/set_contact_thresholds, ~/reset_observer, ~/check_trajectory
     identification_action.py   ~/identify_payload (control/identification_session.py)
-    desired_motion.py   ~/desired_trajectory, ~/desired_state
-    input_watch.py      stale input and a stopped simulated clock between joint states
-    robot_description (String, transient local) when no parameter gives the description.
+    trajectory_action.py       ~/follow_joint_trajectory (control/follow_trajectory.py)
+    desired_motion.py ~/desired_trajectory, ~/desired_state; input_watch.py: stale input and
+    a stopped simulated clock; robot_description (String, transient local) if no parameter.
 Every control decision is the core's (control/); the node converts, holds parameters and
 publishes. It never crashes on what it receives: bad input is rejected, counted, reported.
-The node's lock serialises the joint-state thread and the main executor.
+The node's lock serialises the joint-state thread, the main executor and the actions.
 """
 
 import functools
@@ -52,6 +52,7 @@ from .joint_state_thread import JointStateThread
 from .outputs import THROTTLE, Outputs
 from .services import DynamicsServices
 from .spin import background_executor, run
+from .trajectory_action import TrajectoryAction
 
 
 def _exclusive(callback):
@@ -75,7 +76,7 @@ class DynamicsNode(Node):
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.health = NodeHealth()     # what /diagnostics reports (control/health.py)
         self.joint_states = None   # the joint-state thread, started at the end of __init__
-        self.identification = None  # the ~/identify_payload action's thread (same)
+        self.identification = self.trajectory_action = None  # the actions' threads (same)
         self.controller = None     # the command stream (control/controller.py)
         self.cross_check = CrossCheckCycle()   # of the two backends, a step per state
         self.cross_check_off = None     # why there is no cross-check (no second backend)
@@ -111,10 +112,11 @@ class DynamicsNode(Node):
             QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
             self.get_parameter("thread_priority").value)
         self.identification = IdentificationAction(self)
+        self.trajectory_action = TrajectoryAction(self)
         self.input_watch = InputWatch(self)     # stale input, a stopped simulated clock
 
     def destroy_node(self):
-        for part in ("identification", "joint_states"):
+        for part in ("identification", "trajectory_action", "joint_states"):
             if getattr(self, part, None) is not None:
                 getattr(self, part).stop()
         if getattr(self, "background", None) is not None:
@@ -124,7 +126,7 @@ class DynamicsNode(Node):
     # -- configuration ---------------------------------------------------------------------
     def _configure(self, description):
         """Load the chain and build everything that depends on it. Raises on a bad model."""
-        p = self._values()
+        p = parameters.read(self, parameters.DYNAMICS_NODE)
         base = load_chain(description, p)     # doubtful inertias: logged once, below
         reason = parameters.validate_start(p, base.dof)
         if reason:
@@ -156,8 +158,9 @@ class DynamicsNode(Node):
         self.cross_check_off = self.cross_check_off or built.checker_missing or None
         return built.model, built.solver, built.checker
 
-    def _settings(self, values):
-        return controller_settings(values, self.model, self.solver)
+    def _settings(self, values=None):
+        return controller_settings(values or parameters.read(self, parameters.DYNAMICS_NODE),
+                                   self.model, self.solver)
 
     @_exclusive
     def _on_description(self, msg):
@@ -168,9 +171,6 @@ class DynamicsNode(Node):
         except (RoboDynamicsError, ValueError) as exc:
             self.get_logger().error(f"robot description rejected: {exc}")
 
-    def _values(self):
-        return parameters.read(self, parameters.DYNAMICS_NODE)
-
     @_exclusive
     def _validate_parameters(self, changed):
         reason = parameters.validate_update(self, {p.name: p.value for p in changed}, self.model)
@@ -180,7 +180,7 @@ class DynamicsNode(Node):
     def _apply_parameters(self, _changed):
         self._restart_timers()
         if self.controller is not None:
-            values = self._values()
+            values = parameters.read(self, parameters.DYNAMICS_NODE)
             self.controller.configure(self._settings(values))
             self.wrench_damping = values["wrench_damping"]
 
@@ -322,7 +322,7 @@ class DynamicsNode(Node):
             self.payloads = payloads
             self.model, self.solver, self.checker = built
             event = self.controller.replace_solver(self.solver, message)
-            self.controller.configure(self._settings(self._values()))
+            self.controller.configure(self._settings())
             self.cross_check.reset()
         self.report(event)
         self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
