@@ -9,11 +9,13 @@ import pytest
 import yaml
 
 from robo_dynamics.ros import parameters
+from robo_dynamics.ros.parameter_tables import JOINT_CONSTRAINTS
 from robo_dynamics.ros.dynamics_node import DynamicsNode
 from conftest import REPO
 
 LAUNCH = REPO / "launch" / "dynamics.launch.py"
-CONFIGS = sorted((REPO / "config").glob("*.yaml"))
+CONFIGS = sorted(path for path in (REPO / "config").glob("*.yaml")   # the node's params files
+                 if path.name != "moveit_controllers.yaml")
 NODE_KEY = "/**/dynamics_node"   # a params file's key: dynamics_node in any namespace
 NODE_TOPICS = {"/dynamics_node/markers", "/dynamics_node/tip_wrench",
                "/dynamics_node/gravity_torques", "/robot_description"}
@@ -52,10 +54,25 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_parameter_files_are_valid(path):
     content = yaml.safe_load(path.read_text())
-    values = content[NODE_KEY]["ros__parameters"]
-    assert set(values) <= set(parameters.DYNAMICS_NODE), set(values) - set(parameters.DYNAMICS_NODE)
+    values = flat(content[NODE_KEY]["ros__parameters"])
+    joint = {name for name in values if name.startswith("constraints.")
+             and name.count(".") == 2 and name.rsplit(".", 1)[1] in JOINT_CONSTRAINTS}
+    assert set(values) - joint <= set(parameters.DYNAMICS_NODE), set(values) - set(
+        parameters.DYNAMICS_NODE) - joint
+    assert all(isinstance(values[name], float) and values[name] >= 0 for name in joint)
     dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2}.get(path.name, 6)
     assert parameters.validate(values, dof) is None
+
+
+def flat(values, prefix=""):
+    """A params file's nested mappings as ROS 2 parameter names (a.b.c)."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
 
 
 @pytest.mark.parametrize("namespace", ["", "left", "cell/right"])
@@ -71,8 +88,8 @@ def test_node_starts_from_each_parameter_file_in_any_namespace(urdf, config, nam
     try:
         assert node.get_fully_qualified_name() == f"/{namespace}/dynamics_node".replace(
             "//", "/")
-        values = yaml.safe_load((REPO / "config" / config).read_text())[
-            NODE_KEY]["ros__parameters"]
+        values = flat(yaml.safe_load((REPO / "config" / config).read_text())[
+            NODE_KEY]["ros__parameters"])
         for name, value in values.items():
             if name == "robot_description_file":     # overridden on the command line
                 continue
@@ -134,3 +151,22 @@ def test_launch_checks_that_what_it_starts_is_installed(tmp_path, monkeypatch):
     source = LAUNCH.read_text()     # the launch file starts its nodes only through the check
     assert "OpaqueFunction(function=start)" in source and "missing_packages(" in source
     assert "+ [OpaqueFunction(function=start)])" in source
+
+
+def test_moveit_controller_entry_names_the_nodes_action_and_the_arms_joints():
+    """MoveIt's simple controller manager calls <controller name>/<action_ns> with type
+    FollowJointTrajectory; the node serves /dynamics_node/follow_joint_trajectory (what
+    test_trajectory_action.py's client calls) for every joint of the chain."""
+    import robo_dynamics as rd
+    config = yaml.safe_load((REPO / "config" / "moveit_controllers.yaml").read_text())
+    assert config["moveit_controller_manager"] == (
+        "moveit_simple_controller_manager/MoveItSimpleControllerManager")
+    manager = config["moveit_simple_controller_manager"]
+    (name,) = manager["controller_names"]
+    entry = manager[name]
+    assert entry["type"] == "FollowJointTrajectory"
+    assert f"/{name}/{entry['action_ns']}" == "/dynamics_node/follow_joint_trajectory"
+    robot = rd.load_robot(REPO / "urdf" / "rd_ur5e.urdf")
+    assert entry["joints"] == list(robot.joint_names)
+    start = config["trajectory_execution"]["allowed_start_tolerance"]
+    assert start <= parameters.DYNAMICS_NODE["start_tolerance"].default[0]
