@@ -87,6 +87,20 @@ def test_gravity_torques_and_lambda_match_pinocchio(harness):
     assert not lam.near_singular and 1e3 < lam.condition_number < 1e6
 
 
+def test_hardware_that_compensates_gravity_gets_the_command_without_it(harness):
+    """hardware_compensates_gravity: the published command is the gravity-compensation
+    command minus g(q) (Pinocchio's), i.e. zero at rest in the gravity mode; ~/gravity_torques
+    still says g(q)."""
+    harness.stream_until("command", lambda m: rel(m.data, REF.gravity(Q)) <= 1e-9)
+    assert harness.node.set_parameters([Parameter("hardware_compensates_gravity",
+                                                  value=True)])[0].successful
+    harness.stream_until("command", lambda m: np.max(np.abs(m.data)) <= 1e-9)
+    assert rel(harness.stream("gravity").effort, REF.gravity(Q)) <= 1e-9
+    assert harness.node.set_parameters([Parameter("hardware_compensates_gravity",
+                                                  value=False)])[0].successful
+    harness.stream_until("command", lambda m: rel(m.data, REF.gravity(Q)) <= 1e-9)
+
+
 def test_partial_and_reordered_messages_are_merged_by_name(harness):
     """Two publishers, each with half of the joints in its own order."""
     first, second = [5, 2, 0], [3, 1, 4]
@@ -294,6 +308,14 @@ def test_parameters_are_validated(harness):
     for read_only in (Parameter("max_payload_mass", value=1e12),
                       Parameter("allow_model_changes", value=False)):
         assert not node.set_parameters([read_only])[0].successful
+    for parameter in (Parameter("constraints.elbow_joint.trajectory", value=-0.1),
+                      Parameter("constraints.elbow_joint.goal", value=math.nan),
+                      Parameter("constraints.goal_time", value=-1.0),
+                      Parameter("action_monitor_rate", value=0.0),
+                      Parameter("stop_deceleration", value=[0.0])):
+        assert not node.set_parameters([parameter])[0].successful, parameter.name
+    assert node.set_parameters([Parameter("constraints.elbow_joint.goal",
+                                          value=0.05)])[0].successful
     assert node.set_parameters([Parameter("kp", value=[10.0] * 6)])[0].successful
     np.testing.assert_array_equal(node.controller.settings.kp, [10.0] * 6)
     assert node.set_parameters([Parameter("max_torque_rate", value=[50.0])])[0].successful
