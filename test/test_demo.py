@@ -103,7 +103,7 @@ def test_the_demo_prints_the_same_figures_pinned_to_one_core(demo, tmp_path):
     returncode, stdout, stderr, _, _ = run_demo(tmp_path, one_core=True, phases="6,7,8")
     assert returncode == demo[0] == 0, stderr[-2000:]
     reference, pinned = figures(demo[1]), figures(stdout)
-    assert len(reference) == 8 and len(pinned) == 3
+    assert len(reference) == 9 and len(pinned) == 3
     for name, (lines, rows) in pinned.items():
         assert len(rows) == 6 and len(lines) >= 3
         assert (lines, rows) == reference[name], name
@@ -121,20 +121,25 @@ def test_demo_runs_the_closed_loop(demo):
                   "computed torque, 1 kg payload declared",
                   "gravity compensation, 1 kg unknown payload",
                   "computed torque, 1 kg payload identified by the node",
-                  "computed torque, pushed on the forearm"):
+                  "computed torque, pushed on the forearm",
+                  "computed torque via FollowJointTrajectory"):
         assert f"phase: {phase}" in out
     assert "plant: sim_arm engine mujoco (MuJoCo: shares no code with the node)" in out
-    assert len(verdicts) == 8 and all(v.endswith("as expected") for v in verdicts)
+    assert len(verdicts) == 9 and all(v.endswith("as expected") for v in verdicts)
     assert "NOT as expected" not in out
     # external torques from noisy efforts: no contact in the six phases without an
     # external load, and the push seen as a collision within 3/K_O + one period
-    assert out.count("external torques: no contact (") == 7          # 6 + the push's start
+    assert out.count("external torques: no contact (") == 8          # 7 + the push's start
     # the payload the node found: its mass, and tracking with it as with the exact one
     found = re.search(r"identification: identified ([\d.]+) kg \(truth 1 kg", out)
     assert found and abs(float(found[1]) - 1.0) <= 0.05, found
     assert re.search(r"payload identified by the node: .* ≤ 2×", out)
     payload_plot = plot.with_name(plot.stem + "_payload.png")
     assert payload_plot.is_file() and payload_plot.stat().st_size > 5_000
+    # MoveIt's way: the plan as a FollowJointTrajectory goal, tracked to its end within the
+    # goal tolerance (and within TRACKING_BOUND meanwhile: its verdict above)
+    assert re.search(r"  action: SUCCEEDED, error_code 0: reached the last point within the "
+                     r"goal tolerance [\d.]+ s after its time", out)
     found = re.search(r"collision (\d+) ms after it ≤ 3/K_O \+ one period = (\d+) ms", out)
     assert found and int(found[1]) <= int(found[2]), found
     external = plot.with_name(plot.stem + "_external_torques.png")
@@ -143,7 +148,7 @@ def test_demo_runs_the_closed_loop(demo):
     assert "loopback only" in out and plot.is_file() and plot.stat().st_size > 10_000
     assert re.search(r"real-time factor [\d.]+: ", out)
     rows = [line for line in out.splitlines() if line.rstrip().endswith("%")]
-    assert len(rows) == 48                     # 8 phases × 6 joints
+    assert len(rows) == 54                     # 9 phases × 6 joints
     # the summary's drift is the largest final error of the gravity-compensation phase in
     # the table, and gravity compensation with the exact model holds the arm within 1 mrad
     # (the physics is asserted tightly in test_simulation.py and test_sim_arm_node.py)

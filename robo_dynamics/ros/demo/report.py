@@ -49,7 +49,7 @@ def summary(results, contacts, engine):
               + ("" if ok else ", NOT as expected"))
     if len(results) == len(PHASES):
         quiet = [f["ratio"] for p in PHASES if p.expect != "hold" and (f := contacts[p.name])]
-        push = contacts[PHASES[-1].name]
+        push = next(contacts[p.name] for p in PHASES if p.push)
         print(f"external torques (effort noise {EFFORT_NOISE} N·m, observer gain "
               f"{OBSERVER_GAIN:g}/s): no contact while tracking or holding at the default "
               f"thresholds (largest |τ̂| = {max(quiet):.2f} × the contact threshold); pushed "

@@ -19,11 +19,14 @@ import numpy as np
 from ...paths import urdf_path
 from ..isolation import isolate
 from .report import plot, plot_external, plot_payload, print_table, summary
+from ..conversions import seconds
 from .scenario import (ARMATURE, HOLD_AT, IDENTIFY_GOAL, JOINT_DAMPING, JOINT_FRICTION,
-                       LEAD_IN, PHASES, PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START)
+                       LEAD_IN, PHASES, PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START,
+                       STOP_SECONDS)
 from ..processes import stop_processes
 from .supervisor import Supervisor, move_to, start_processes, trajectory_from
-from .verdicts import contact_verdict, identification_verdict, summarise, verdict
+from .verdicts import (action_verdict, contact_verdict, identification_verdict, summarise,
+                       verdict)
 
 # events the demo leaves out: the stream's start (every phase has one), and the node's
 # clock_stopped/clock_resumed, which say how long the simulation stood still in wall time
@@ -35,7 +38,7 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
     from ... import load_robot
     robot = load_robot(urdf)
     sup = Supervisor(phase, robot, rate, lockstep, [])     # there first: found at once
-    identified = None
+    identified = outcome = None
     try:
         sup.processes[:] = start_processes(urdf, phase, rate, engine, lockstep)
         if lockstep:
@@ -66,9 +69,11 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             if not phase.track:
                 break
             # as a supervisor would: send from the measured pose; if refused, re-send later
-            event = sup.desire(sup.trajectory_pub,
-                               trajectory_from(sup.names, sup.measured(), now, duration),
-                               "trajectory")
+            msg = trajectory_from(sup.names, sup.measured(), now, duration)
+            if phase.action:
+                event, follow = send_goal(sup, ending_at_rest(msg))
+            else:
+                event = sup.desire(sup.trajectory_pub, msg, "trajectory")
             if event.kind == "tracking":
                 break
             sup.run_to(now + 1.0)
@@ -84,11 +89,17 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             sup.run_to(start + push_at + PUSH_SECONDS, report)
             sup.push(0.0)
         sup.run_to(start + duration, report)
+        window = len(sup.log)          # the states the table and plots judge
+        if phase.action:       # to its end: the last point, then at most constraints.goal_time
+            end = seconds(msg.points[-1].time_from_start) + STOP_SECONDS
+            sup.run_to(now + end + 1.0, report)
+            sup.spin_until(follow.done, "no result of the FollowJointTrajectory goal")
+            outcome = follow.result()
         wall = time.monotonic() - began
     finally:
         stop_processes(sup.processes)
         sup.close()
-    log, contact, truth, events = sup.log, sup.contact, sup.truth, sup.events
+    log, contact, truth, events = sup.log[:window], sup.contact, sup.truth, sup.events
     stamps = np.array([entry[0] for entry in log]) - start
     keep = stamps >= 0.0
     observed = {"t": np.array([c[0] for c in contact]) - start,
@@ -97,11 +108,49 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
                 "contact_threshold": contact[-1][3] if contact else None,
                 "truth_t": np.array([c[0] for c in truth]) - start,
                 "truth": np.array([c[1] for c in truth]), "push_at": push_at,
-                "identified": identified, "wall": wall,
+                "identified": identified, "wall": wall, "action": outcome,
                 "simulated": start + duration if lockstep else wall}
     return (stamps[keep], np.array([entry[1] for entry in log])[keep],
             np.array([entry[2] for entry in log])[keep],
             [(t - start, e) for t, e in events if e.kind not in NOT_SHOWN], observed)
+
+
+def ending_at_rest(msg):
+    """`msg` with a last point STOP_SECONDS after its end, where it comes to rest (the
+    velocity's half-way distance on: a smooth stop), as a plan MoveIt sends ends."""
+    from trajectory_msgs.msg import JointTrajectoryPoint
+    import rclpy.duration
+    last = msg.points[-1]
+    q = np.add(last.positions, 0.5 * STOP_SECONDS * np.asarray(last.velocities))
+    zero = [0.0] * len(q)
+    msg.points.append(JointTrajectoryPoint(
+        positions=q.tolist(), velocities=zero, accelerations=zero,
+        time_from_start=rclpy.duration.Duration(
+            seconds=seconds(last.time_from_start) + STOP_SECONDS).to_msg()))
+    return msg
+
+
+def send_goal(sup, msg):
+    """Send `msg` as a FollowJointTrajectory goal, as MoveIt does: (the node's event,
+    tracking or refused; the future of the goal's result)."""
+    from rclpy.action import ActionClient
+    from control_msgs.action import FollowJointTrajectory
+    client = ActionClient(sup.node, FollowJointTrajectory,
+                          "/dynamics_node/follow_joint_trajectory")
+    sup.spin_until(client.server_is_ready, "no ~/follow_joint_trajectory action")
+    answered = len(sup.events)
+    msg.header.stamp.sec = msg.header.stamp.nanosec = 0     # MoveIt's: start on receipt
+    sent = client.send_goal_async(FollowJointTrajectory.Goal(trajectory=msg))
+    sup.spin_until(sent.done, "the FollowJointTrajectory goal was not answered")
+    result = sent.result().get_result_async()
+    sup.spin_until(lambda: result.done() or any(e.kind in ("tracking", "refused")
+                                                for _, e in sup.events[answered:]),
+                   "no answer to the FollowJointTrajectory goal")
+    event = next((e for _, e in sup.events[answered:] if e.kind in ("tracking", "refused")),
+                 None)
+    if event is None:          # ended before the controller saw it: its reason
+        raise RuntimeError(f"FollowJointTrajectory goal: {result.result().result}")
+    return event, result
 
 
 def identify(sup, phase, progress):
@@ -217,6 +266,10 @@ def main(argv=None):
                 print(f"  identification: {sentence}")
             if phase.push:
                 pushed = observed
+            if phase.action:
+                done, sentence = action_verdict(observed["action"])
+                failed += not done
+                print(f"  action: {sentence}")
     except KeyboardInterrupt:
         print("\ninterrupted: processes stopped")
         return 130

@@ -1,5 +1,5 @@
 """The closed-loop demo's scenario, on the default arm: sim_arm → joint_states → dynamics_node →
-effort commands → sim_arm, eight phases, each with fresh processes.
+effort commands → sim_arm, nine phases, each with fresh processes.
 
     python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
                                  [--free-running] [--output PNG] [--phases 7,8]
@@ -31,7 +31,10 @@ observer, default thresholds): the phases without a push must show no contact.
 8. tracking as in 4. while a person pushes the forearm (PUSH_FORCE N at its end, by the
    wrist, for PUSH_SECONDS): the node estimates the push's joint torques from the noisy
    efforts, reports the collision (default thresholds) and holds the arm; estimate against
-   the truth (sim_arm publishes the joint torques of the push) in a second plot.
+   the truth (sim_arm publishes the joint torques of the push) in a second plot;
+9. tracking as in 4., the trajectory (ending at rest) sent as MoveIt sends a plan: a
+   control_msgs/FollowJointTrajectory goal to ~/follow_joint_trajectory; its result must be
+   SUCCEEDED, error_code SUCCESSFUL (within the goal tolerance after the last point).
 Each phase ends with a verdict against what it must show (drift, tracking within
 TRACKING_BOUND without a fault, no contact, or the safe hold; the push detected within
 3/K_O + one period); the exit status is 1 if one does not.
@@ -87,11 +90,13 @@ class Phase:
     (its start-up payload parameters); guess_kg: the node is told only this rough mass, then
     finds the payload itself (~/identify_payload) before tracking; friction: the node
     compensates the plant's joint friction (knowing its coefficients); expect: 'hold' when
-    the safety envelope must abandon the motion for its safe hold, else 'track'."""
+    the safety envelope must abandon the motion for its safe hold, else 'track'; action: the
+    trajectory goes to ~/follow_joint_trajectory (MoveIt's way), not ~/desired_trajectory."""
 
     def __init__(self, name, track, payload_kg=0.0, declared=False, friction=False,
-                 expect="track", bound=None, push=False, guess_kg=None):
+                 expect="track", bound=None, push=False, guess_kg=None, action=False):
         self.name, self.track, self.payload_kg = name, track, payload_kg
+        self.action = action          # the trajectory as a FollowJointTrajectory goal
         self.declared, self.friction, self.expect = declared, friction, expect
         self.push = push
         self.guess_kg = guess_kg      # declared roughly, then identified by the node
@@ -109,4 +114,7 @@ PHASES = [Phase("gravity compensation", False),
           Phase("computed torque, 1 kg payload identified by the node", True, 1.0,
                 friction=True, guess_kg=IDENTIFY_GUESS_KG),
           Phase("computed torque, pushed on the forearm", True, friction=True, expect="hold",
-                push=True)]
+                push=True),
+          Phase("computed torque via FollowJointTrajectory", True, friction=True,
+                action=True)]
+STOP_SECONDS = 1.0         # s: the action phase's trajectory comes to rest over this

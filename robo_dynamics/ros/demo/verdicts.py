@@ -89,3 +89,19 @@ def contact_verdict(phase, observed, period):
     sentence += (f" before the push; collision {1e3 * figures['delay']:.0f} ms after it "
                  f"{'≤' if ok else '>'} 3/K_O + one period = {1e3 * bound:.0f} ms")
     return ok, sentence + (", as expected" if ok else ", NOT as expected"), figures
+
+
+SUCCEEDED = 4      # action_msgs/GoalStatus: the goal's end states
+STATUS = {4: "SUCCEEDED", 5: "CANCELED", 6: "ABORTED"}
+
+
+def action_verdict(outcome):
+    """(as expected?, sentence) on a FollowJointTrajectory goal's end: `outcome` its
+    GetResult response (status, result with error_code, error_string), or None."""
+    if outcome is None:
+        return False, "NOT as expected: no result"
+    result = outcome.result
+    ok = outcome.status == SUCCEEDED and result.error_code == 0
+    return ok, (f"{STATUS.get(outcome.status, outcome.status)}, error_code "
+                f"{result.error_code}: {result.error_string}"
+                + ("" if ok else ", NOT as expected"))
