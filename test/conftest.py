@@ -133,3 +133,14 @@ def solvers(request):
     import robo_dynamics as rd
     robot = load_arm(request.param)
     return rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio")
+
+
+def flat(values, prefix=""):
+    """A params file's nested mappings as ROS 2 parameter names (a.b.c)."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out

@@ -11,7 +11,7 @@ import yaml
 from robo_dynamics.ros import parameters
 from robo_dynamics.ros.parameter_tables import JOINT_CONSTRAINTS
 from robo_dynamics.ros.dynamics_node import DynamicsNode
-from conftest import REPO
+from conftest import REPO, flat
 
 LAUNCH = REPO / "launch" / "dynamics.launch.py"
 CONFIGS = sorted(path for path in (REPO / "config").glob("*.yaml")   # the node's params files
@@ -63,16 +63,6 @@ def test_parameter_files_are_valid(path):
     dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2}.get(path.name, 6)
     assert parameters.validate(values, dof) is None
 
-
-def flat(values, prefix=""):
-    """A params file's nested mappings as ROS 2 parameter names (a.b.c)."""
-    out = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            out.update(flat(value, f"{prefix}{key}."))
-        else:
-            out[prefix + key] = value
-    return out
 
 
 @pytest.mark.parametrize("namespace", ["", "left", "cell/right"])

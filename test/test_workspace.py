@@ -21,7 +21,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, flat
 from robo_dynamics.ros import parameters
 
 VENV = pathlib.Path(sys.prefix)
@@ -240,7 +240,7 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
         assert code == 0, output
     assert launch.result[0] == 0, launch.result[1][-3000:]
     assert "Traceback" not in launch.result[1]
-    dumped = yaml.safe_load(output)["/cell/left/dynamics_node"]["ros__parameters"]
+    dumped = flat(yaml.safe_load(output)["/cell/left/dynamics_node"]["ros__parameters"])
     assert set(parameters.DYNAMICS_NODE) <= set(dumped), set(parameters.DYNAMICS_NODE) - set(
         dumped)
     assert dumped["hold_damping"] == [] and dumped["torque_limit_scale"] == 0.8
@@ -259,7 +259,7 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
                 break
         assert READY.search(seen[-1]), "".join(seen)
         code, again = run(ros2, "ros2 param dump --no-daemon --timeout 20 /cell/left/dynamics_node")
-        redumped = yaml.safe_load(again)["/cell/left/dynamics_node"]["ros__parameters"]
+        redumped = flat(yaml.safe_load(again)["/cell/left/dynamics_node"]["ros__parameters"])
         assert {k: v for k, v in redumped.items() if k != "use_sim_time"} == {
             k: v for k, v in dumped.items() if k != "use_sim_time"}
         node.send_signal(signal.SIGINT)
