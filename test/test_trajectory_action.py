@@ -149,8 +149,9 @@ def test_each_goal_that_cannot_run_ends_with_its_code_and_reason(loop):
         for field in ("positions", "velocities", "accelerations"):
             setattr(point, field, list(getattr(point, field))[:-1])
     far = goal_from(q0 + 0.1, MOVE, 2.0)                         # starts 0.1 rad away
+    assert loop.spin_until(lambda: loop.now() > 1.5, timeout=60.0)
     old = goal_from(q0, MOVE, 2.0)
-    old.trajectory.header.stamp.sec = max(int(loop.now()) - 5, 1)
+    old.trajectory.header.stamp.sec = int(loop.now() - 1.0)       # 1 s or more ago
     fast = goal_from(q0, MOVE * 1.5, 0.12)                       # torques beyond the limits
     bad_tolerance = goal_from(q0, MOVE, 2.0)
     bad_tolerance.path_tolerance = [JointTolerance(name=NAMES[0], position=-0.5)]
@@ -243,3 +244,46 @@ def test_a_continuation_replaces_the_running_goal_and_a_future_stamp_waits(loop)
     status, result = loop.result(handle)
     assert result.error_code == R.SUCCESSFUL, result.error_string
     assert np.max(np.abs(loop.q() - (q1 + 0.5 * MOVE))) < 0.02
+
+
+def test_a_steady_push_misses_the_goal_tolerance_and_the_efforts_feed_forward_cancel_it(loop):
+    """A 30 N push on the forearm held through a goal that stays where the arm is: computed
+    torque leaves a steady error (K_p⁻¹ M⁻¹ τ_push) beyond a 2 mrad goal tolerance, so the
+    goal ends GOAL_TOLERANCE_VIOLATED goal_time_tolerance after its last point. The same
+    goal with the points' efforts = −τ_push (the push's joint torques, as sim_arm publishes
+    them: the truth) cancels it: SUCCESSFUL."""
+    status, result = loop.run(goal_from(loop.q(), np.zeros(N), 0.5))   # hold where it is
+    assert result.error_code == R.SUCCESSFUL, result.error_string
+    truth = []
+    loop.peer.create_subscription(JointState, "/sim_arm/external_joint_torques",
+                                  truth.append, 100)
+    push = WrenchStamped()
+    push.header.frame_id = "forearm_link"
+    push.wrench.force.y = 30.0
+    loop.push.publish(push)
+    assert loop.spin_until(lambda: truth and max(map(abs, truth[-1].effort)) > 1.0,
+                           timeout=60.0)
+    t = loop.now()
+    assert loop.spin_until(lambda: loop.now() > t + 1.0, timeout=60.0)     # settled
+    tight = [JointTolerance(name=name, position=0.002) for name in NAMES]
+    unchecked = [JointTolerance(name=name, position=-1.0) for name in NAMES]
+    try:
+        q = loop.q()
+        goal = goal_from(q, np.zeros(N), 1.0, path_tolerance=unchecked, goal_tolerance=tight,
+                         goal_time_tolerance=duration(0.3))
+        status, result = loop.run(goal)
+        assert status == 6 and result.error_code == R.GOAL_TOLERANCE_VIOLATED, \
+            result.error_string
+        assert "goal tolerance violated 0.30" in result.error_string, result.error_string
+        assert np.max(np.abs(loop.q() - q)) > 0.002
+        last = truth[-1]
+        tau_push = np.array([last.effort[list(last.name).index(name)] for name in NAMES])
+        goal = goal_from(q, np.zeros(N), 1.0, path_tolerance=unchecked, goal_tolerance=tight,
+                         goal_time_tolerance=duration(0.3))
+        for point in goal.trajectory.points:
+            point.effort = (-tau_push).tolist()
+        status, result = loop.run(goal)
+        assert status == 4 and result.error_code == R.SUCCESSFUL, result.error_string
+        assert np.max(np.abs(loop.q() - q)) <= 0.002
+    finally:
+        loop.push.publish(WrenchStamped(header=push.header))
