@@ -149,9 +149,9 @@ def test_each_goal_that_cannot_run_ends_with_its_code_and_reason(loop):
         for field in ("positions", "velocities", "accelerations"):
             setattr(point, field, list(getattr(point, field))[:-1])
     far = goal_from(q0 + 0.1, MOVE, 2.0)                         # starts 0.1 rad away
-    assert loop.spin_until(lambda: loop.now() > 1.5, timeout=60.0)
+    assert loop.spin_until(lambda: loop.now() > 3.0, timeout=60.0)
     old = goal_from(q0, MOVE, 2.0)
-    old.trajectory.header.stamp.sec = int(loop.now() - 1.0)       # 1 s or more ago
+    old.trajectory.header.stamp.sec = int(loop.now() - 1.0)       # 1 s or more ago (not 0)
     fast = goal_from(q0, MOVE * 1.5, 0.12)                       # torques beyond the limits
     bad_tolerance = goal_from(q0, MOVE, 2.0)
     bad_tolerance.path_tolerance = [JointTolerance(name=NAMES[0], position=-0.5)]
