@@ -50,6 +50,7 @@ class TrajectoryAction(HelperNode):
         super().__init__(owner, "trajectory")
         self.owner = owner
         self.declared = set()          # the per-joint constraints declared on the owner
+        self.closing = threading.Event()   # set by stop(): running goals end
         owner.add_on_set_parameters_callback(self._validate)
         self.declare_constraints()
         self.server = ActionServer(
@@ -116,8 +117,8 @@ class TrajectoryAction(HelperNode):
         except ft.GoalRefused as refused:
             return self._end(goal_handle, result, refused.code, f"refused: {refused}",
                              goal_handle.abort)
-        node, wake = self.owner, threading.Event()
-        while True:
+        node = self.owner
+        while not self.closing.is_set():
             with node.lock:
                 outcome = goal.outcome
                 if outcome is None and goal_handle.is_cancel_requested:
@@ -127,7 +128,10 @@ class TrajectoryAction(HelperNode):
                 break
             if feedback is not None:
                 goal_handle.publish_feedback(feedback)
-            wake.wait(1.0 / node.get_parameter("action_monitor_rate").value)
+            self.closing.wait(1.0 / node.get_parameter("action_monitor_rate").value)
+        else:
+            return self._end(goal_handle, result, ft.INVALID_GOAL, "the node is shutting down",
+                             goal_handle.abort)
         state = (goal_handle.canceled if outcome.cancelled else goal_handle.succeed
                  if outcome.code == ft.SUCCESSFUL else goal_handle.abort)
         return self._end(goal_handle, result, outcome.code, outcome.message, state)
@@ -220,6 +224,7 @@ class TrajectoryAction(HelperNode):
 
     def stop(self):
         """Stop the thread, the action server and the helper node (idempotent)."""
+        self.closing.set()
         if self.node is not None:
             self.server.destroy()
         super().stop()
