@@ -58,8 +58,13 @@ class Client(Loop):
         self.client = ActionClient(self.peer, FollowJointTrajectory,
                                    "/dynamics_node/follow_joint_trajectory")
         self.push = self.peer.create_publisher(WrenchStamped, "/sim_arm/external_wrench", 10)
-        self.feedback, self.states = [], []
+        self.feedback, self.states, self.truth = [], [], []
         self.peer.create_subscription(JointState, "/joint_states", self.states.append, 1000)
+        # sim_arm publishes a push's joint torques once, when it takes the push
+        self.peer.create_subscription(JointState, "/sim_arm/external_joint_torques",
+                                      self.truth.append, 100)
+        assert self.spin_until(lambda: self.push.get_subscription_count() > 0
+                               and sim.pub_external.get_subscription_count() > 0)
 
     def q(self):
         """The simulated arm's joint positions (MuJoCo's state, model order)."""
@@ -254,9 +259,7 @@ def test_a_steady_push_misses_the_goal_tolerance_and_the_efforts_feed_forward_ca
     them: the truth) cancels it: SUCCESSFUL."""
     status, result = loop.run(goal_from(loop.q(), np.zeros(N), 0.5))   # hold where it is
     assert result.error_code == R.SUCCESSFUL, result.error_string
-    truth = []
-    loop.peer.create_subscription(JointState, "/sim_arm/external_joint_torques",
-                                  truth.append, 100)
+    truth = loop.truth
     push = WrenchStamped()
     push.header.frame_id = "forearm_link"
     push.wrench.force.y = 30.0
