@@ -1,6 +1,7 @@
 """~/follow_joint_trajectory over ROS 2 with an action client that behaves as MoveIt's
 (control_msgs/FollowJointTrajectory, goal → feedback → result): dynamics_node drives the UR5e
-simulated by MuJoCo (sim_arm, lockstep on simulated time). Success within the goal
+simulated by MuJoCo (sim_arm, lockstep on simulated time, never faster than real time, so
+that what the client does at a wall-clock moment lands near the simulated moment meant). Success within the goal
 tolerance, feedback whose desired.effort is Pinocchio's inverse dynamics, each refusal code,
 a push beyond the path tolerance (held where it is), a cancel (stopped within the
 deceleration), a continuation, a future start."""
@@ -17,6 +18,7 @@ from rclpy.action import ActionClient
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 import robo_dynamics as rd
+from robo_dynamics.ros.demo.supervisor import forearm_push
 from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics.ros.sim_arm_node import SimArmNode
 from ros_harness import Loop, overrides
@@ -38,7 +40,7 @@ def loop(ros):
     sim = SimArmNode(parameter_overrides=overrides({
         "robot_description_file": URDF, "initial_positions": Q0, "publish_rate": 500.0,
         "engine": "mujoco", "lockstep": True, "lockstep_timeout": 1.0,
-        "lockstep_max_speed": 0.0}),
+        "lockstep_max_speed": 1.0}),      # as a real arm: what the client does lands in time
         cli_args=["--ros-args", "-r", "effort_commands:=/dynamics_node/commands"])
     node = DynamicsNode(parameter_overrides=overrides({
         "robot_description_file": URDF, "use_sim_time": True, "marker_rate": 0.0,
@@ -175,12 +177,10 @@ def test_each_goal_that_cannot_run_ends_with_its_code_and_reason(loop):
 def test_a_push_beyond_the_path_tolerance_aborts_and_holds_the_arm_where_it_is(loop):
     q0 = loop.q()
     goal = goal_from(q0, -MOVE, 4.0)
-    goal.path_tolerance = [JointTolerance(name=name, position=0.02) for name in NAMES]
+    goal.path_tolerance = [JointTolerance(name=name, position=0.005) for name in NAMES]
     handle = loop.send(goal)
     assert loop.spin_until(lambda: len(loop.feedback) >= 20, timeout=60.0)
-    push = WrenchStamped()
-    push.header.frame_id = "forearm_link"
-    push.wrench.force.z = -80.0
+    push = forearm_push(ROBOT, 30.0)        # a steady error of about 1e-2 rad (K_p⁻¹ M⁻¹ τ)
     loop.push.publish(push)
     status, result = loop.result(handle)
     loop.push.publish(WrenchStamped(header=push.header))          # released
@@ -252,7 +252,8 @@ def test_a_continuation_replaces_the_running_goal_and_a_future_stamp_waits(loop)
 
 
 def test_a_steady_push_misses_the_goal_tolerance_and_the_efforts_feed_forward_cancel_it(loop):
-    """A 30 N push on the forearm held through a goal that stays where the arm is: computed
+    """A 30 N push on the forearm (at its end, across it) held through a goal that stays
+    where the arm is: computed
     torque leaves a steady error (K_p⁻¹ M⁻¹ τ_push) beyond a 2 mrad goal tolerance, so the
     goal ends GOAL_TOLERANCE_VIOLATED goal_time_tolerance after its last point. The same
     goal with the points' efforts = −τ_push (the push's joint torques, as sim_arm publishes
@@ -260,12 +261,11 @@ def test_a_steady_push_misses_the_goal_tolerance_and_the_efforts_feed_forward_ca
     status, result = loop.run(goal_from(loop.q(), np.zeros(N), 0.5))   # hold where it is
     assert result.error_code == R.SUCCESSFUL, result.error_string
     truth = loop.truth
-    push = WrenchStamped()
-    push.header.frame_id = "forearm_link"
-    push.wrench.force.y = 30.0
+    before = len(truth)
+    push = forearm_push(ROBOT, 30.0)          # at its end, across it and the elbow axis
     loop.push.publish(push)
-    assert loop.spin_until(lambda: truth and max(map(abs, truth[-1].effort)) > 1.0,
-                           timeout=60.0)
+    assert loop.spin_until(lambda: len(truth) > before, timeout=60.0)
+    assert max(map(abs, truth[-1].effort)) > 5.0           # a push the joints feel
     t = loop.now()
     assert loop.spin_until(lambda: loop.now() > t + 1.0, timeout=60.0)     # settled
     tight = [JointTolerance(name=name, position=0.002) for name in NAMES]
@@ -279,6 +279,9 @@ def test_a_steady_push_misses_the_goal_tolerance_and_the_efforts_feed_forward_ca
             result.error_string
         assert "goal tolerance violated 0.30" in result.error_string, result.error_string
         assert np.max(np.abs(loop.q() - q)) > 0.002
+        t = loop.now()
+        assert loop.spin_until(lambda: loop.now() > t + 0.5, timeout=60.0)   # settled again
+        q = loop.q()
         last = truth[-1]
         tau_push = np.array([last.effort[list(last.name).index(name)] for name in NAMES])
         goal = goal_from(q, np.zeros(N), 1.0, path_tolerance=unchecked, goal_tolerance=tight,
