@@ -160,12 +160,20 @@ def test_each_goal_that_cannot_run_ends_with_its_code_and_reason(loop):
     old = goal_from(q0, MOVE, 2.0)
     old.trajectory.header.stamp.sec = int(loop.now() - 1.0)       # 1 s or more ago (not 0)
     fast = goal_from(q0, MOVE * 1.5, 0.12)                       # torques beyond the limits
+    beyond = goal_from(q0, np.array([0, 0, 4.5, 0, 0, 0]) - q0 * [0, 0, 1, 0, 0, 0], 3.0)
+    not_finite = goal_from(q0, MOVE, 2.0)
+    not_finite.trajectory.points[3].positions[2] = float("nan")
+    backwards = goal_from(q0, MOVE, 2.0)
+    backwards.trajectory.points[4].time_from_start = duration(0.1)
     bad_tolerance = goal_from(q0, MOVE, 2.0)
     bad_tolerance.path_tolerance = [JointTolerance(name=NAMES[0], position=-0.5)]
     cases = [(missing, R.INVALID_JOINTS, "missing ['wrist_3_joint']"),
              (far, R.INVALID_GOAL, "start_tolerance"),
              (old, R.OLD_HEADER_TIMESTAMP, "was due"),
-             (fast, R.INVALID_GOAL, "times slower"),
+             (fast, R.INVALID_GOAL, "slowed by"),
+             (beyond, R.INVALID_GOAL, "'elbow_joint'"),           # its URDF limit ±π
+             (not_finite, R.INVALID_GOAL, "finite"),
+             (backwards, R.INVALID_GOAL, "strictly increasing"),
              (bad_tolerance, R.INVALID_GOAL, "-1 (not checked)")]
     for goal, code, words in cases:
         status, result = loop.run(goal)

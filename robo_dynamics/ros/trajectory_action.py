@@ -178,12 +178,9 @@ class TrajectoryAction(HelperNode):
         result = node.background.submit(
             lambda: check_trajectory(node.checking_solvers.solver(payloads), shifted, bound,
                                      CHECK_PERIOD, 1.0, MAX_CHECK_SAMPLES)).result()
-        if not result.feasible:
-            scale = ("no time scale fits" if not math.isfinite(result.min_time_scale)
-                     else f"it would fit {result.min_time_scale:.3g} times slower")
+        if not result.feasible:            # the reason names the time scale that fits
             raise ft.GoalRefused(ft.INVALID_GOAL, "the trajectory exceeds the arm's limits "
-                                                  f"with the payload in use: {result.reason}; "
-                                                  f"{scale}")
+                                                  f"with the payload in use: {result.reason}")
 
     def _deceleration(self):
         values = self.owner.get_parameter("stop_deceleration").value
