@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 import yaml
@@ -140,9 +141,15 @@ def ros2(workspace, tmp_path_factory):
                f"export AMENT_PREFIX_PATH={stand_in}:$AMENT_PREFIX_PATH && cd / && exec ")
 
     def start(command, **kwargs):
+        # Ctrl-C must work whatever this process inherited: a runner started in the
+        # background of a shell without job control ignores SIGINT, and so would launch
         return subprocess.Popen(["bash", "-c", prelude + command], env=env, text=True,
-                                start_new_session=True, **kwargs)
+                                start_new_session=True, preexec_fn=_default_sigint, **kwargs)
     return start
+
+
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run(ros2, command, timeout=60):
@@ -158,32 +165,41 @@ def run(ros2, command, timeout=60):
 
 
 class Launch:
-    """`ros2 launch ...` running until stop(): its output read until each dynamics_node it
-    started says which chain it has."""
+    """`ros2 launch ...` running until stop(). A thread reads its output all along (a pipe
+    left unread fills, and launch, then every node it started, would block on logging);
+    the constructor returns once each dynamics_node it started has said which chain it has."""
 
     def __init__(self, ros2, arguments, arms):
         self.process = ros2(f"ros2 launch robo_dynamics {arguments}", stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
         self.lines, self.arms = [], {}           # namespace → (robot name, joint count)
+        self.ready = threading.Event()
+        self.reader = threading.Thread(target=self._read, args=(arms,), daemon=True)
+        self.reader.start()
+        self.ready.wait(timeout=120)
+        assert len(self.arms) == arms, "".join(self.lines)
+
+    def _read(self, arms):
         for line in self.process.stdout:
             self.lines.append(line)
             found = READY.search(line)
             if found:
                 self.arms[found[1]] = (found[2], int(found[3]))
                 if len(self.arms) == arms:
-                    break
-        assert len(self.arms) == arms, "".join(self.lines)
+                    self.ready.set()
+        self.ready.set()                          # the output ended (launch exited)
 
     def stop(self):
         """SIGINT, as Ctrl-C: (exit code, the whole output)."""
         self.process.send_signal(signal.SIGINT)
         try:
-            rest, _ = self.process.communicate(timeout=60)
+            self.process.wait(timeout=60)
         finally:
             if self.process.poll() is None:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-        return self.process.returncode, "".join(self.lines) + rest
+            self.reader.join(timeout=10)
+        return self.process.returncode, "".join(self.lines)
 
 
 @contextlib.contextmanager
@@ -221,7 +237,7 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
     with launched(ros2, "dynamics.launch.py namespace:=cell/left sim:=true "
                         "use_sim_time:=true") as launch:
         assert launch.arms == {"cell.left": ("rd_ur5e", 6)}
-        discovered(ros2, "ros2 node list --no-daemon", lambda output: {
+        discovered(ros2, "ros2 node list --no-daemon --spin-time 3", lambda output: {
             "/cell/left/dynamics_node", "/cell/left/robot_state_publisher",
             "/cell/left/sim_arm"} <= set(output.split()))
         code, output = run(ros2, "ros2 param get --no-daemon --timeout 20 /cell/left/dynamics_node "
