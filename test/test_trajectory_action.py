@@ -165,6 +165,9 @@ def test_each_goal_that_cannot_run_ends_with_its_code_and_reason(loop):
     not_finite.trajectory.points[3].positions[2] = float("nan")
     backwards = goal_from(q0, MOVE, 2.0)
     backwards.trajectory.points[4].time_from_start = duration(0.1)
+    pushing = goal_from(q0, MOVE, 2.0)                           # a feed-forward too large
+    for point in pushing.trajectory.points:
+        point.effort = [0.0, 0.0, 0.0, 0.0, 0.0, 40.0]            # wrist 3: 28 N·m bound
     bad_tolerance = goal_from(q0, MOVE, 2.0)
     bad_tolerance.path_tolerance = [JointTolerance(name=NAMES[0], position=-0.5)]
     cases = [(missing, R.INVALID_JOINTS, "missing ['wrist_3_joint']"),
@@ -174,6 +177,8 @@ def test_each_goal_that_cannot_run_ends_with_its_code_and_reason(loop):
              (beyond, R.INVALID_GOAL, "'elbow_joint'"),           # its URDF limit ±π
              (not_finite, R.INVALID_GOAL, "finite"),
              (backwards, R.INVALID_GOAL, "strictly increasing"),
+             (pushing, R.INVALID_GOAL, "with its efforts (feed-forward), the torque of "
+                                       "'wrist_3_joint'"),
              (bad_tolerance, R.INVALID_GOAL, "-1 (not checked)")]
     for goal, code, words in cases:
         status, result = loop.run(goal)

@@ -156,8 +156,8 @@ class TrajectoryAction(HelperNode):
         if current is None:
             raise ft.GoalRefused(ft.INVALID_GOAL, "no complete joint state yet")
         tolerances = self._tolerances(request, names)
-        trajectory, _, _ = ft.plan(names, msg.joint_names, points, stamp, now, current)
-        self._check_efforts(trajectory, payloads, bound)
+        trajectory, efforts, _ = ft.plan(names, msg.joint_names, points, stamp, now, current)
+        self._check_efforts(trajectory, efforts, payloads, bound, names)
         with node.lock:         # planned again from the desired state of this very moment
             now = node.now()
             trajectory, efforts, first = ft.plan(names, msg.joint_names, points, stamp, now,
@@ -169,18 +169,31 @@ class TrajectoryAction(HelperNode):
             raise ft.GoalRefused(ft.INVALID_GOAL, event.message)
         return goal
 
-    def _check_efforts(self, trajectory, payloads, bound):
-        """INVALID_GOAL unless the model torques along `trajectory` fit `bound` (the clamp's
-        effort bounds) with `payloads`; on the node's background thread (its solver's)."""
+    def _check_efforts(self, trajectory, efforts, payloads, bound, names):
+        """INVALID_GOAL unless the model torques along `trajectory`, plus the points'
+        feed-forward `efforts` (or None), fit `bound` (the clamp's effort bounds) with
+        `payloads`; on the node's background thread (its solver's)."""
         node = self.owner
         shifted = Trajectory(0.0, trajectory.times, trajectory.positions,
-                                trajectory.velocities, trajectory.accelerations)
+                             trajectory.velocities, trajectory.accelerations)
         result = node.background.submit(
             lambda: check_trajectory(node.checking_solvers.solver(payloads), shifted, bound,
                                      CHECK_PERIOD, 1.0, MAX_CHECK_SAMPLES)).result()
         if not result.feasible:            # the reason names the time scale that fits
             raise ft.GoalRefused(ft.INVALID_GOAL, "the trajectory exceeds the arm's limits "
                                                   f"with the payload in use: {result.reason}")
+        if efforts is None:
+            return
+        total = result.efforts + np.column_stack([np.interp(result.times, trajectory.times,
+                                                            column) for column in efforts.T])
+        beyond = np.abs(total) > bound
+        if beyond.any():
+            k, i = np.argwhere(beyond)[0]
+            raise ft.GoalRefused(ft.INVALID_GOAL, f"with its efforts (feed-forward), the torque "
+                                                  f"of '{names[i]}' {total[k, i]:+.4g} N·m is "
+                                                  f"beyond its bound {bound[i]:.4g} at t = "
+                                                  f"{result.times[k]:.3f} s")
+
 
     def _deceleration(self):
         values = self.owner.get_parameter("stop_deceleration").value
