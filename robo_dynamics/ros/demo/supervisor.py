@@ -190,12 +190,24 @@ class Supervisor:
 
     def found(self):
         """Hold the simulation at its first state until every topic this node records has
-        found its publisher (discovery, which a loaded machine slows down): the nodes'
-        outputs then reach it from the first states on."""
+        found its publisher, and the dynamics node has found this node's subscriptions
+        (discovery, which a loaded machine slows down; the node publishes an output only
+        once it sees a subscriber): the nodes' outputs then reach it from the first states
+        on. The second is seen in an answer of the node's parameter service: it reaches
+        this node only once the node has taken this node's subscriptions, announced before
+        the client's (discovery data arrives in order)."""
+        from rcl_interfaces.srv import GetParameters
         self.run_to(0.0, recorded=False)
         self.spin_until(lambda: all(s.get_publisher_count() > 0
                                     for s in self.node.subscriptions),
                         "the nodes' topics were not found")
+        client = self.node.create_client(GetParameters, "/dynamics_node/get_parameters")
+        try:
+            self.spin_until(client.service_is_ready, "dynamics_node's parameters not found")
+            answer = client.call_async(GetParameters.Request(names=["kp"]))
+            self.spin_until(answer.done, "dynamics_node did not answer")
+        finally:
+            self.node.destroy_client(client)
 
     def flowing(self, t):
         """Wait until the node's outputs for the state at t [s] have arrived: what the
