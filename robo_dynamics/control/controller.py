@@ -159,7 +159,7 @@ class Controller:
             return self.refuse(f"desired motion refused: {reason}")
         left = f" (leaving the hold: {self.hold_reason})" if self.mode == HOLD else ""
         if self.motion is not None:
-            self.motion.ended("replaced by a new desired motion")
+            self.motion.ended("replaced by a new desired motion", replaced=True)
         self.motion, self.mode, self.hold_reason, self.hold_kind = motion, TRACKING, "", ""
         if self.halted:                # the stream starts again, as a ramp
             self.halted, self.running = "", False

@@ -192,6 +192,7 @@ class TrajectoryGoal(Motion):
         self.trajectory, self.efforts, self.first = trajectory, efforts, first
         self.tolerances, self.names = tolerances, list(names)
         self.positions = trajectory.positions       # the controller's admission checks them
+        self.times = trajectory.start + trajectory.times     # absolute [s], for the efforts
         self.stopping = None       # the Stopping after a cancel, or None
         self.outcome = None        # Outcome once ended
         self.actual = None         # (now, q, q̇) of the last joint state judged
@@ -202,10 +203,9 @@ class TrajectoryGoal(Motion):
     def feed_forward(self, now):
         if self.efforts is None:
             return None
-        times = self.trajectory.start + self.trajectory.times
         if self.stopping is not None:
             now = min(now, self.stopping.begin)
-        return np.array([np.interp(now, times, column) for column in self.efforts.T])
+        return np.array([np.interp(now, self.times, column) for column in self.efforts.T])
 
     def index(self, now):
         """The index of the goal's point the motion is heading for (its last once past)."""
@@ -219,8 +219,8 @@ class TrajectoryGoal(Motion):
             return None
         tol, t = self.tolerances, now - self.trajectory.start
         if self.stopping is not None:
-            if now >= self.stopping.end and _beyond(qd, 0.0 * qd, tol.goal_velocity,
-                                                    self.names, VELOCITY) is None:
+            if now >= self.stopping.end and _beyond(qd, 0.0, tol.goal_velocity, self.names,
+                                                    VELOCITY) is None:
                 self.outcome = Outcome(SUCCESSFUL, "cancelled: stopped along the path "
                                        f"{now - self.stopping.begin:.3f} s after the cancel "
                                        "request; the arm holds there", True)
@@ -235,9 +235,9 @@ class TrajectoryGoal(Motion):
             self.outcome = Outcome(PATH_TOLERANCE_VIOLATED, reason + "; the arm holds where "
                                    "it is", False)
             return reason
-        q_end, qd_end, _ = self.trajectory.sample(self.trajectory.start + end)
-        beyond = (_beyond(q, q_end, tol.goal_position, self.names)
-                  or _beyond(qd, qd_end, tol.goal_velocity, self.names, VELOCITY))
+        # after its last point a trajectory holds that point at rest (trajectory.py)
+        beyond = (_beyond(q, self.positions[-1], tol.goal_position, self.names)
+                  or _beyond(qd, 0.0, tol.goal_velocity, self.names, VELOCITY))
         if beyond is None:
             self.outcome = Outcome(SUCCESSFUL, "reached the last point within the goal "
                                    f"tolerance {t - end:.3f} s after its time", False)
@@ -254,10 +254,10 @@ class TrajectoryGoal(Motion):
         if self.stopping is None and self.outcome is None:
             self.stopping = Stopping(self.trajectory, now, deceleration)
 
-    def ended(self, reason):
-        """The controller left the goal: a safety fault (the safe hold) or another motion."""
+    def ended(self, reason, replaced=False):
+        """The controller left the goal: for another motion (replaced) or a safety fault."""
         if self.outcome is None:
-            code = INVALID_GOAL if reason.startswith("replaced") else PATH_TOLERANCE_VIOLATED
+            code = INVALID_GOAL if replaced else PATH_TOLERANCE_VIOLATED
             self.outcome = Outcome(code, f"ended by the controller: {reason}", False)
 
 

@@ -17,7 +17,8 @@ class Motion:
     """What the controller tracks (control/controller.py). sample(now) → (q_d, q̇_d, q̈_d);
     besides, by default none of these: feed_forward(now) → a joint torque (n,) to add, or
     None; judge(now, q, q̇, q_d, q̇_d) → None, or the reason to leave the motion and hold
-    where the arm is; ended(reason): the controller left the motion (a sentence why)."""
+    where the arm is; ended(reason, replaced): the controller left the motion (a sentence
+    why; replaced: for another motion, else a safety fault)."""
 
     def feed_forward(self, now):
         return None
@@ -25,7 +26,7 @@ class Motion:
     def judge(self, now, q, qd, q_d, qd_d):
         return None
 
-    def ended(self, reason):
+    def ended(self, reason, replaced=False):
         pass
 
 
