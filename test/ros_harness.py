@@ -123,7 +123,7 @@ class Harness(Loop):
     def handled(self):
         """Joint states the node has taken so far, accepted or rejected."""
         controller = self.node.controller
-        return self.node.health.received + (controller.merger.rejected if controller else 0)
+        return self.node.health.received + (controller.rejected if controller else 0)
 
     def send_and_wait(self, names, q, qd=None, effort=None):
         """Publish one joint state and wait until the node has taken one more (its command,

@@ -135,7 +135,7 @@ def test_bad_messages_are_rejected_counted_and_never_published(harness):
     commands = harness.node.controller.counts["commands"]
     for names, q, qd in bad:
         harness.send_and_wait(names, q, qd)
-    assert harness.node.controller.merger.rejected == len(bad)
+    assert harness.node.controller.rejected == len(bad)
     assert harness.node.controller.counts["commands"] == commands    # none computed
     # then good states at another pose: every output is g(Q) (the stream before) or g(Q2);
     # none came from the bad ones (outputs arrive in the order sent). More than one: if the
@@ -517,7 +517,7 @@ def test_simulated_time_drives_staleness_and_the_node_clock(harness):
     assert abs(harness.node.now() - 1000.0) < 1e-6
     timeout = harness.node.get_parameter("stale_timeout").value
     tick(1000.0 + 10 * timeout)                       # simulated time jumps; no new state
-    assert harness.node.controller.merger.age(harness.node.now()) == pytest.approx(10 * timeout)
+    assert harness.node.controller.input_age(harness.node.now()) == pytest.approx(10 * timeout)
 
 
 def test_joint_states_that_stop_are_reported_stale_without_another_state(harness):
@@ -925,7 +925,7 @@ def test_tiago_torso_and_arm_from_the_whole_robot_description():
         message = h.stream("gravity", names=every_joint, q=q_all, qd=None)
         assert list(message.name) == list(robot.joint_names)
         assert rel(message.effort, reference.gravity(q_chain)) <= 1e-9
-        assert h.node.controller.merger.rejected == 0
+        assert h.node.controller.rejected == 0
     finally:
         h.close()
 

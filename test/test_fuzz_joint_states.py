@@ -170,12 +170,12 @@ def test_running_node_survives_generated_messages(running_node):
     for _ in range(200):
         executor.spin_once(timeout_sec=0.01)
     assert state["sent"] >= 10_000
-    assert node.controller.merger.rejected == state["sent"] - state["valid"]
-    assert 0 < node.controller.merger.rejected < state["sent"]
+    assert node.controller.rejected == state["sent"] - state["valid"]
+    assert 0 < node.controller.rejected < state["sent"]
     assert node.health.errors == 0
     assert counter.count > 0 and counter.bad == []
     counts = node.controller.counts
     assert counts["clamped"] > 0 and counts["faults"] > 0 and counts["rate_limited"] > 0
-    print(f"\nfuzz: {state['sent']} messages, {node.controller.merger.rejected} rejected, "
+    print(f"\nfuzz: {state['sent']} messages, {node.controller.rejected} rejected, "
           f"{counter.count} outputs received, {counts['clamped']} clamped, "
           f"{counts['faults']} safe holds, 0 crashes")

@@ -97,7 +97,7 @@ def test_the_node_finds_the_payload_from_poses_it_chooses_and_applies_it(guess):
         hold = loop.client_node.create_publisher(JointState, "/dynamics_node/desired_state", 10)
         assert loop.spin_until(lambda: hold.get_subscription_count() > 0)
         hold.publish(JointState(name=list(loop.node.model.joint_names),
-                                position=loop.node.controller.merger.q.tolist()))
+                                position=loop.node.controller.measured_state()[0].tolist()))
         assert loop.spin_until(lambda: loop.node.controller.mode == "tracking")
         speeds.clear()
         status, result = loop.run(link=LINK, pose_count=5, move_time=1.5, settle_time=0.5,
@@ -135,7 +135,7 @@ def test_recording_while_the_arm_moves_under_a_trajectory_of_ones_own():
     loop = ClosedLoop(payload_link=LINK, payload_mass=0.8, payload_com=[0.0, 0.0, 0.04])
     try:
         names = list(loop.node.model.joint_names)
-        q0 = loop.node.controller.merger.q.copy()
+        q0 = loop.node.controller.measured_state()[0]
         amplitude = np.array([0.0, 0.0, 0.0, 0.4, 0.4, 0.0])
         msg = JointTrajectory(joint_names=names)
         for t in np.arange(0.0, 14.0, 0.05):          # 1 − cos: from rest at the current pose

@@ -240,7 +240,7 @@ def test_without_reaction_a_collision_is_reported_and_tracking_goes_on():
 def test_a_hold_for_another_fault_is_not_released_by_reset_observer():
     ctrl = controller()
     closed_loop(ctrl, 0.05, track=False)
-    assert ctrl.desire(SetPoint(ctrl.merger.q.copy(), np.zeros(N)), 0.05).kind == "tracking"
+    assert ctrl.desire(SetPoint(ctrl.measured_state()[0], np.zeros(N)), 0.05).kind == "tracking"
     ctrl.step(NAMES, (Q0 + 0.6).tolist(), [0.0] * N, [], 0.051, 0.051)   # tracking fault
     assert ctrl.mode == HOLD and "tracking" not in ctrl.hold_kind
     ctrl.reset_observer()

@@ -138,7 +138,7 @@ def test_bursts_do_not_grow_queues(harness):
         harness.settle()                              # the whole burst taken or dropped
     accepted = harness.node.health.received
     assert 0 < accepted <= 10_000 + 20
-    assert harness.node.health.errors == 0 and harness.node.controller.merger.rejected == 0
+    assert harness.node.health.errors == 0 and harness.node.controller.rejected == 0
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert rss_after - rss_before < 50_000          # KiB: no unbounded growth
     msg = harness.stream("gravity", NAMES, q)         # and it still answers

@@ -52,6 +52,7 @@ from .computed_torque import commanded_acceleration
 from .limits import clamp_effort
 from .momentum_observer import COLLISION, UNKNOWN, MomentumObserver, contact_levels
 from .rate_limit import TorqueRateLimiter
+from .settings import same_optional
 from .trajectory import SetPoint
 from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
 
@@ -98,7 +99,7 @@ class Controller:
         self.hold_since = None         # [s] the first held joint state (None: not yet)
         self.halted = ""               # why the hold failed and the stream stopped ("": no)
         self.observer = self._observer(settings)
-        self.thresholds = _thresholds(settings)
+        self.thresholds = settings.observer_thresholds()
         self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
         self.observer_seconds = 0.0    # [s] the observer's part of the last step (0: none)
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
@@ -115,8 +116,8 @@ class Controller:
         observer gain restarts the observer."""
         old, self.settings = self.settings, settings
         self.limiter.rate = settings.max_torque_rate
-        self.thresholds = _thresholds(settings)
-        if not _same(old.observer_gain, settings.observer_gain):
+        self.thresholds = settings.observer_thresholds()
+        if not same_optional(old.observer_gain, settings.observer_gain):
             self.observer = self._observer(settings)
 
     @staticmethod
@@ -193,6 +194,22 @@ class Controller:
         return (position_fault(motion.positions, self.lower, self.upper, self.names)
                 or start_fault(merger.q, motion.sample(now)[0], s.start_tolerance,
                                self.names))
+
+    # -- what the node reads (under its lock) -----------------------------------------------
+    def measured_state(self):
+        """(q, q̇): copies of the last complete joint state [rad or m; rad/s or m/s], model
+        joint order, or None before one."""
+        merger = self.merger
+        return (merger.q.copy(), merger.qd.copy()) if merger.complete() else None
+
+    def input_age(self, now):
+        """[s] age at `now` of the oldest joint's state (inf before a complete state)."""
+        return self.merger.age(now) if self.merger.complete() else np.inf
+
+    @property
+    def rejected(self):
+        """How many joint states were rejected so far."""
+        return self.merger.rejected
 
     # -- the hot path -------------------------------------------------------------------------
     def step(self, names, positions, velocities, efforts, now, stamp=0.0):
@@ -385,15 +402,3 @@ class Controller:
     def _event(self, level, kind, message):
         self.last_event = Event(level, kind, message)
         return self.last_event
-
-
-def _same(a, b):
-    """Whether two optional arrays are equal (None only equals None)."""
-    return (a is None) == (b is None) and (a is None or np.array_equal(a, b))
-
-
-def _thresholds(settings):
-    """(contact, collision) thresholds as lists, for momentum_observer.contact_levels."""
-    if settings.contact_threshold is None:
-        return None, None
-    return settings.contact_threshold.tolist(), settings.collision_threshold.tolist()

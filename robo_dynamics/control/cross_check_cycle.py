@@ -29,16 +29,18 @@ class CrossCheckCycle:
     def active(self):
         return self.due or self._steps is not None
 
-    def step(self, checker, solver, merger, giving_way):
-        """One step at the merger's state; giving_way: a context the step runs in (e.g.
-        the normal scheduler). An exception ends the cross-check under way and is raised."""
+    def step(self, checker, solver, state, giving_way):
+        """One step; a new cross-check starts at `state` (q, q̇) (None: no complete joint
+        state yet); giving_way: a context the step runs in (e.g. the normal scheduler). An
+        exception ends the cross-check under way and is raised."""
         steps = self._steps
         if steps is None:
-            if checker is None or not merger.complete():
+            if checker is None or state is None:
                 return
             self.due = False
-            steps = self._steps = CrossCheckSteps(checker, solver, merger.q, merger.qd,
-                                                  np.zeros(len(merger.q)), CROSS_CHECKED)
+            q, qd = state
+            steps = self._steps = CrossCheckSteps(checker, solver, q, qd, np.zeros(len(q)),
+                                                  CROSS_CHECKED)
         try:
             with giving_way():
                 steps.step()

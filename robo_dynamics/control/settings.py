@@ -50,6 +50,17 @@ class Settings:
     torque_constants: np.ndarray = None
     hardware_compensates_gravity: bool = False
 
+    def observer_thresholds(self):
+        """(contact, collision) thresholds as lists, for momentum_observer.contact_levels."""
+        if self.contact_threshold is None:
+            return None, None
+        return self.contact_threshold.tolist(), self.collision_threshold.tolist()
+
+
+def same_optional(a, b):
+    """Whether two optional arrays are equal (None only equals None)."""
+    return (a is None) == (b is None) and (a is None or np.array_equal(a, b))
+
 
 def per_joint(values, dof, name):
     """A per-joint list from a parameter: n values, or 1 value for all; None when unset."""

@@ -6,8 +6,6 @@ joint-state thread has not: REFRESH); the timing percentiles, the message and it
 publication, a millisecond or more in all, outside it, so that a joint state never waits.
 """
 
-import math
-
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_msgs.msg import Header
 
@@ -37,9 +35,9 @@ def _state(node):
         status.level, status.message = DiagnosticStatus.WARN, "no robot description yet"
         return status, {}, []
     model, controller = node.model, node.controller
-    merger, counts = controller.merger, controller.counts
+    counts = controller.counts
     status.hardware_id = model.name
-    age = merger.age(now) if merger.complete() else math.inf
+    age = controller.input_age(now)
     worst = max((d.max_rel for d in node.cross_check.result.values()), default=0.0)
     _update_condition(node, now)
     h = node.health
@@ -47,7 +45,7 @@ def _state(node):
         "backend": node.solver.name,
         "input_rate_hz": f"{h.input_rate.per_second(now):.0f}",
         "state_age_s": f"{age:.4f}", "messages_accepted": str(h.received),
-        "messages_rejected": str(merger.rejected), "last_rejection": h.rejected_reason,
+        "messages_rejected": str(controller.rejected), "last_rejection": h.rejected_reason,
         "mode": controller.mode, "hold_reason": controller.hold_reason,
         "hold_failed": controller.halted,
         "commands": str(counts["commands"]), "commands_clamped": str(counts["clamped"]),
@@ -85,10 +83,11 @@ def _update_condition(node, now):
     """Λ's condition number and near_singular at the latest state, unless the joint-state
     thread has computed them within the last REFRESH seconds (Λ subscribed)."""
     h = node.health
-    if 0.0 <= now - h.condition_at <= REFRESH or not node.controller.merger.complete():
+    state = node.controller.measured_state()
+    if 0.0 <= now - h.condition_at <= REFRESH or state is None:
         return
     try:
-        result = node.solver.operational_space(node.controller.merger.q)
+        result = node.solver.operational_space(state[0])
     except Exception as exc:
         node.computation_failed(exc, "Λ for /diagnostics")
         return

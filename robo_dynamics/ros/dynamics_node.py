@@ -236,7 +236,7 @@ class DynamicsNode(Node):
         if cycle.rejected is not None:
             self.health.rejected_reason = cycle.rejected
             self.get_logger().warning(
-                f"joint_states rejected ({self.controller.merger.rejected} so far): "
+                f"joint_states rejected ({self.controller.rejected} so far): "
                 f"{cycle.rejected}", throttle_duration_sec=THROTTLE)
             return
         self.health.received += 1
@@ -253,7 +253,7 @@ class DynamicsNode(Node):
                 self.model_changes.drop()       # the arm left the poses
         if self.cross_check.active:
             try:
-                self.cross_check.step(self.checker, self.solver, self.controller.merger,
+                self.cross_check.step(self.checker, self.solver, self.controller.measured_state(),
                                       self.joint_states.giving_way)
             except Exception as exc:
                 self.computation_failed(exc, "cross-check")

@@ -130,7 +130,7 @@ class IdentificationAction(HelperNode):
             session.check(goal, controller, model)
             payloads = {k: v for k, v in node.payloads.items() if k != goal.link}
             original = node.payloads.get(goal.link)
-            q = controller.merger.q.copy()
+            q = controller.measured_state()[0]
             bound = controller.settings.velocity_bound
         fit_solver = make_solver(model_with(node.urdf_model, payloads), "rnea")  # code
         changes = not goal.tare and node.get_parameter("allow_model_changes").value  # generation
@@ -138,7 +138,7 @@ class IdentificationAction(HelperNode):
         poses = None if goal.duration else session.poses(goal, given, q, fit_solver, bound)
         with node.lock:
             now = node.now()
-            run = session.start(goal, node.controller.merger.q, poses, now)
+            run = session.start(goal, node.controller.measured_state()[0], poses, now)
             if run.trajectory is None:
                 session.recording = run
                 return run, fit_solver, original, self._schedule(run, [])
@@ -188,7 +188,7 @@ class IdentificationAction(HelperNode):
             node.session.recording = None
             if run.trajectory is None:
                 return
-            q = node.controller.merger.q.copy()
+            q = node.controller.measured_state()[0]
             event = node.controller.desire(SetPoint(q, np.zeros_like(q)), node.now())
         node.report(event)
 

@@ -98,7 +98,7 @@ def publish(node):
         if node.controller is None or not node.controller.running:
             return
         try:
-            q, model, solver = node.controller.merger.q.copy(), node.model, node.solver
+            q, model, solver = node.controller.measured_state()[0], node.model, node.solver
             R_tip, p_tip = solver.tip_pose(q)
             result = solver.operational_space(q, np.zeros_like(q))
             tau_g = solver.gravity(q)
