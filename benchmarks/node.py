@@ -19,7 +19,6 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
     """Start `command`, publish JointState (with `effort`, the measured torques) at `rate`
     for `seconds`, and measure. listen: (message type, topic) of further outputs to
     subscribe to (received and dropped)."""
-
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.executors import SingleThreadedExecutor
@@ -98,10 +97,9 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
         stop_processes([process])
         executor.shutdown()
         node.destroy_node()
-    lat = np.array(latencies)
+    p50, p99 = np.percentile(latencies, [50, 99]) if latencies else (np.nan, np.nan)
     return {"sent": sent_during, "received": len(answered), "elapsed": elapsed,
-            "latency_p50": float(np.percentile(lat, 50)) if lat.size else float("nan"),
-            "latency_p99": float(np.percentile(lat, 99)) if lat.size else float("nan"),
+            "latency_p50": float(p50), "latency_p99": float(p99),
             "cpu_percent": 100.0 * (cpu1 - cpu0) / elapsed, "rss_start": rss_start,
             "rss_end": rss_end, "diagnostics": diagnostics, "windows": windows,
             "observer_windows": observer, "command_windows": command}

@@ -32,7 +32,8 @@ import math
 
 import numpy as np
 
-from .trajectory import Motion, Trajectory, trajectory_from_points
+from .joint_order import order_of
+from .trajectory import Motion, Trajectory, point_field, trajectory_from_points
 
 SUCCESSFUL, INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP = 0, -1, -2, -3
 PATH_TOLERANCE_VIOLATED, GOAL_TOLERANCE_VIOLATED = -4, -5
@@ -146,13 +147,8 @@ def plan(joint_names, names, points, stamp, now, current):
 
 def _efforts(names, points, joint_names):
     """The points' efforts (m, n) in model order, or None when no point gives any."""
-    rows = [point[4] for point in points]
-    if all(len(row) == 0 for row in rows):
-        return None
-    if any(len(row) != len(names) for row in rows):
-        raise ValueError(f"every point needs {len(names)} efforts (or none)")
-    efforts = np.array(rows, dtype=float)[:, [names.index(j) for j in joint_names]]
-    if not np.all(np.isfinite(efforts)):
+    efforts = point_field(points, 4, "efforts", order_of(names, joint_names))
+    if efforts is not None and not np.all(np.isfinite(efforts)):
         raise ValueError("trajectory efforts must be finite")
     return efforts
 

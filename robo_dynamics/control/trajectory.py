@@ -132,22 +132,24 @@ def trajectory_from_points(names, points, joint_names, start=0.0):
     index = order_of(list(names), joint_names, "trajectory joint_names")
     if len(points) == 0:
         raise ValueError("trajectory has no points")
-    count = len(names) or len(joint_names)
-
-    def field(k, name):
-        rows = [point[k] for point in points]
-        if all(len(row) == 0 for row in rows):
-            return None
-        if any(len(row) != count for row in rows):
-            raise ValueError(f"every point needs {count} {name} (or none)")
-        return np.array(rows, dtype=float)[:, index]
-
-    positions = field(1, "positions")
+    positions = point_field(points, 1, "positions", index)
     if positions is None:
         raise ValueError("trajectory points need positions")
     times = [float(point[0]) for point in points]
-    return Trajectory(start, times, positions, field(2, "velocities"),
-                      field(3, "accelerations"))
+    return Trajectory(start, times, positions, point_field(points, 2, "velocities", index),
+                      point_field(points, 3, "accelerations", index))
+
+
+def point_field(points, k, name, index):
+    """Field k of every point as an (m, n) array in model order (`index`: each model joint's
+    place in the points' arrays, joint_order.order_of), or None when no point gives it;
+    ValueError when only some do."""
+    rows = [point[k] for point in points]
+    if all(len(row) == 0 for row in rows):
+        return None
+    if any(len(row) != len(index) for row in rows):
+        raise ValueError(f"every point needs {len(index)} {name} (or none)")
+    return np.array(rows, dtype=float)[:, index]
 
 
 class SetPoint(Motion):
