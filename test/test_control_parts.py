@@ -9,6 +9,7 @@ import pytest
 
 import robo_dynamics as rd
 from robo_dynamics.control import controller as core
+from robo_dynamics.control.momentum_observer import External
 from robo_dynamics.control.cycle_outputs import clamped_gravity, tip_quantities
 from robo_dynamics.control.identification_session import VELOCITY_SHARE, IdentificationSession
 from robo_dynamics.control.joint_state_merger import JointStateMerger
@@ -52,7 +53,7 @@ def _controller_at(model, q, tau_ext=None, **values):
     merger.update(names, q, np.zeros(len(q)), 0.0)
     controller = core.Controller(solver, merger,
                                  controller_settings({**VALUES, **values}, model, solver))
-    external = None if tau_ext is None else core.External(tau_ext, [0] * len(q))
+    external = None if tau_ext is None else External(tau_ext, [0] * len(q))
     cycle = core.Cycle(None, np.zeros(len(q)), solver.gravity(q), (), external)
     return controller, cycle
 
@@ -71,7 +72,7 @@ def test_a_states_lambda_and_wrench_against_pinocchio():
                                rtol=1e-8)
     np.testing.assert_allclose(wrench, F, atol=1e-9)
     assert tip_quantities(controller, cycle, False, False, 0.0) == (None, None)
-    unknown = cycle._replace(external=core.External(np.full(6, np.nan), [0] * 6))
+    unknown = cycle._replace(external=External(np.full(6, np.nan), [0] * 6))
     assert tip_quantities(controller, unknown, False, True, 0.0) == (None, None)
 
 

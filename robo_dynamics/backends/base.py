@@ -21,7 +21,7 @@ _FLOAT = np.dtype(float)   # the dtype of every array the backends compute with
 Unchecked = collections.namedtuple("Unchecked", [
     "inverse_dynamics", "gravity", "bias", "mass_matrix", "mass_matrix_inverse",
     "coriolis_matrix", "momentum_terms", "forward_dynamics", "inverse_dynamics_derivatives",
-    "jacobian", "jacobian_dot_qd", "operational_space_inertia"])
+    "jacobian", "jacobian_dot_qd", "operational_space_inertia", "tip_pose"])
 Unchecked.__doc__ = """A solver's computations without argument checks (`solver.unchecked`): the
 fast path for callers that have validated the state themselves (float64 NumPy arrays of
 shape (n,), finite, in model joint order, e.g. the joint-state merger's arrays, or
@@ -53,7 +53,8 @@ class DynamicsSolver(abc.ABC):
                 q, qd, frame),
             operational_space_inertia=lambda q: operational_space(
                 self._jacobian(q, LOCAL_WORLD_ALIGNED),
-                M_inv=self._mass_matrix_inverse(q)).Lambda)
+                M_inv=self._mass_matrix_inverse(q)).Lambda,
+            tip_pose=self._tip_pose)
 
     @property
     def joint_names(self):

@@ -4,42 +4,42 @@ Each joint state gives at most one command (model joint order, N·m or N):
 
     mode      target                                              while
     gravity   g(q) (+ friction)                                   no desired motion
-    tracking  RNEA(q, q̇, a) (+ friction) (+ the motion's         an admitted desired motion
+    tracking  RNEA(q, q̇, a) (+ friction) (+ the motion's         an admitted joint motion
               feed-forward), a = q̈_d + K_p (q_d − q) + K_d (q̇_d − q̇)
+    cartesian_impedance, operational_space: the law of a          an admitted Cartesian
+              CartesianTarget (cartesian.py) (+ friction)         target
     hold      g(q) − D q̇  (gravity compensation + joint damping)  after a fault, until a new
                                                                   desired motion is admitted
 
 The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
-of source (mode, trajectory, payload, gains, resuming) is a ramp. With
+of source (mode, target, payload, gains, resuming) is a ramp. With
 hardware_compensates_gravity the command sent is that minus g(q). A ramp starts where the
 arm's torque is: the measured effort when the joint states carry it, else the last command
 (zero before the first). The envelope around the law:
 
-- admission: a desired motion whose start (its desired position now) is farther than
-  start_tolerance from the measured position, or whose positions leave the URDF limits, or
-  that arrives while a joint moves beyond the velocity bound, is refused (as MoveIt
-  refuses a trajectory that does not start at the current state);
+- admission: a joint motion whose start (its desired position now) is farther than
+  start_tolerance from the measured position or whose positions leave the URDF limits, a
+  Cartesian target the loop cannot hold at the control period, or any motion arriving
+  while a joint moves beyond the velocity bound, is refused (as MoveIt refuses a
+  trajectory that does not start at the current state);
 - a motion may ask to be left (a goal's path tolerance: follow_trajectory.py): the arm then
   holds where it is, by computed torque to that pose; a motion hears when it is left;
 - watchdogs: |q̇| beyond the velocity bound, or a tracking error beyond max_tracking_error,
   abandon the desired motion for the hold, on the joint state that shows it;
 - staleness: no command while any joint's state is older than stale_timeout; a desired
-  motion interrupted that way is abandoned for the hold (the arm did not follow it meanwhile);
-  the stream (re)starts on the second of two states within stale_timeout (the first gives
-  the control period the ramp's first step needs);
+  motion interrupted that way is abandoned for the hold; the stream (re)starts on the
+  second of two states within stale_timeout (the first gives the ramp its period);
 - external torques (momentum_observer.py, when Settings.observer_gain is set): each state's
   measured efforts give τ_ext per joint and its contact level; a collision (|τ_ext| beyond
   the collision threshold) with collision_reaction 'hold' abandons any motion for the hold,
-  on that joint state, latched until a new desired motion or reset_observer();
+  latched until a new desired motion or reset_observer();
 - a hold that does not hold: a joint still beyond the velocity bound hold_timeout after the
-  hold began (a model error the damping cannot stop, e.g. a wrong payload pulling a light
-  wrist joint round) stops the command stream, so that the arm's own watchdog brakes it
-  (as stale input does); latched until a new desired motion is admitted, which the
-  admission allows only once the arm is below the velocity bound.
+  hold began (a model error the damping cannot stop, e.g. a wrong payload) stops the
+  command stream, so that the arm's own watchdog brakes it (as stale input does); latched
+  until a new desired motion is admitted, once the arm is below the velocity bound.
 
 Computed torque: Lynch & Park, Modern Robotics, §11.4.1 (τ is the inverse dynamics at the
-commanded acceleration, so one Newton–Euler recursion gives it: Craig, Introduction to
-Robotics, §6.5).
+commanded acceleration: one Newton–Euler recursion, Craig, Introduction to Robotics, §6.5).
 """
 
 import collections
@@ -50,7 +50,7 @@ import numpy as np
 from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
 from .limits import clamp_effort
-from .momentum_observer import COLLISION, UNKNOWN, MomentumObserver, contact_levels
+from .momentum_observer import COLLISION, MomentumObserver, collision_sentence, estimate
 from .rate_limit import TorqueRateLimiter
 from .settings import same_optional
 from .trajectory import SetPoint
@@ -71,10 +71,6 @@ Cycle.__doc__ = """What one joint state gave: rejected (the reason, or None), co
 to send (None: send nothing), gravity (n,) g(q) (+ friction) for information (None when no
 command), events (tuple of Event), external (External, or None: no observer update)."""
 
-External = collections.namedtuple("External", ["torque", "levels"])
-External.__doc__ = """The momentum observer's estimate at one joint state: torque τ_ext (n,)
-[N·m or N], NaN for joints without a measured effort; levels (list of n ints), per joint
-NONE, CONTACT, COLLISION or UNKNOWN (momentum_observer.py)."""
 
 COLLISION_REACTIONS = ("none", "hold")
 
@@ -106,6 +102,7 @@ class Controller:
         self.running = False           # a command stream is going (False: next one ramps)
         self.last_command_time = -np.inf
         self.last_state_time = -np.inf   # receipt of the previous complete joint state
+        self.period = None             # [s] between the last two complete joint states
         self.counts = dict.fromkeys(("commands", "clamped", "rate_limited", "refused",
                                      "faults", "stale", "collisions"), 0)
         self.last_event = None
@@ -161,10 +158,12 @@ class Controller:
         left = f" (leaving the hold: {self.hold_reason})" if self.mode == HOLD else ""
         if self.motion is not None:
             self.motion.ended("replaced by a new desired motion", replaced=True)
-        self.motion, self.mode, self.hold_reason, self.hold_kind = motion, TRACKING, "", ""
+        self.motion, self.mode, self.hold_reason, self.hold_kind = motion, motion.mode, "", ""
         if self.halted:                # the stream starts again, as a ramp
             self.halted, self.running = "", False
-        return self._event(INFO, "tracking", f"tracking a new desired motion{left}")
+        what = ("tracking a new desired motion" if motion.mode == TRACKING
+                else f"{motion.mode}: a new target")
+        return self._event(INFO, "tracking", f"{what}{left}")
 
     def desired_state(self, now):
         """(q_d, q̇_d, q̈_d) now: the tracked motion's, else the measured pose at rest (where a
@@ -191,6 +190,9 @@ class Controller:
         moving = velocity_fault(merger.qd, s.velocity_bound, self.names)
         if moving is not None:
             return f"the arm is moving too fast to start: {moving}"
+        if motion.mode != TRACKING:    # a Cartesian target
+            return ("the control period is not known yet" if self.period is None else
+                    motion.admission_fault(self.solver, merger.q, self.period))
         return (position_fault(motion.positions, self.lower, self.upper, self.names)
                 or start_fault(merger.q, motion.sample(now)[0], s.start_tolerance,
                                self.names))
@@ -226,6 +228,8 @@ class Controller:
         age = merger.age(now)
         if age > s.stale_timeout:
             return Cycle(None, None, None, self._stop(now, age), None)
+        if 0.0 < now - previous <= s.stale_timeout:
+            self.period = now - previous
         events = NO_EVENTS
         gap = now - self.last_command_time
         if not self.running or gap > s.stale_timeout:
@@ -260,6 +264,8 @@ class Controller:
         gravity = g + friction                 # the gravity-compensation command
         if self.mode == GRAVITY:
             target = gravity
+        elif self.mode not in (TRACKING, HOLD):   # a Cartesian law (cartesian.py)
+            target = self.motion.torque(solver, q, qd) + friction
         elif self.mode == TRACKING:
             a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, s.kp, s.kd)
             target = solver.unchecked.inverse_dynamics(q, qd, a) + friction
@@ -288,33 +294,21 @@ class Controller:
     def _observe(self, q, qd, g, friction, t):
         """One observer update at measurement time t [s] → (External, events): a collision
         starting is an event, and with collision_reaction 'hold' the safe hold."""
-        s, solver, observer = self.settings, self.solver, self.observer
-        if observer.time is not None and t - observer.time > s.stale_timeout:
-            observer.reset()           # a gap: the momentum balance does not span it
-        measured = self.measured_torque()
-        if all(x != x for x in measured.tolist()):   # no efforts (many drivers): nothing to do
-            observer.reset()
-            return External(np.full(len(measured), np.nan), [UNKNOWN] * len(measured)), \
-                NO_EVENTS
-        p, coriolis_t = solver.unchecked.momentum_terms(q, qd)         # M q̇, Cᵀ q̇
-        beta = g - coriolis_t
-        r = observer.update(t, p, beta, measured, friction)
-        levels = contact_levels(r, *self.thresholds)
-        colliding = COLLISION in levels
+        s = self.settings
+        external = estimate(self.observer, self.solver, q, qd, g, friction, t,
+                            self.measured_torque(), s.stale_timeout, self.thresholds)
+        colliding = COLLISION in external.levels
         events = NO_EVENTS
         if colliding and not self.colliding:
-            events = self._collision(r, levels)
+            events = self._collision(collision_sentence(external, self.names,
+                                                        s.collision_threshold))
         self.colliding = colliding
-        return External(r, levels), events
+        return external, events
 
-    def _collision(self, r, levels):
-        """The events of a collision starting (levels: the joints at COLLISION)."""
+    def _collision(self, reason):
+        """The events of a collision starting."""
         s = self.settings
         self.counts["collisions"] += 1
-        what = ", ".join(f"'{self.names[i]}' {r[i]:+.3g} (threshold "
-                         f"{s.collision_threshold[i]:.3g})"
-                         for i, level in enumerate(levels) if level == COLLISION)
-        reason = f"collision: external torque at {what} N·m"
         if s.collision_reaction == "hold" and self.mode != HOLD:
             return (self._hold(reason, "collision"),)
         reaction = ("already in the hold" if self.mode == HOLD
@@ -342,7 +336,7 @@ class Controller:
         events = (self._event(WARN, "stale", f"joint states of {stale} are {age:.3g} s old "
                                              f"(stale_timeout {self.settings.stale_timeout:g} "
                                              "s): command stream stopped"),)
-        if self.mode == TRACKING:
+        if self.motion is not None:
             events += (self._hold("joint states went stale during the desired motion"),)
         return events
 
@@ -364,7 +358,7 @@ class Controller:
         source = (f"measured effort of {int(known.sum())} of {len(known)} joints"
                   if known.any() else "the last command" if not first else "zero")
         events = ()
-        if self.running and self.mode == TRACKING:   # a gap without a stale joint state
+        if self.running and self.motion is not None:   # a gap without a stale joint state
             events = (self._hold(f"no joint state for {gap:.3g} s during the desired "
                                  "motion"),)
         self.running = True

@@ -29,6 +29,7 @@ measured torque: a joint whose torque is unknown (NaN) has no estimate (NaN), an
 again from r = 0 when its torque comes back.
 """
 
+import collections
 import math
 
 import numpy as np
@@ -115,3 +116,31 @@ def external_wrench(J, tau_ext, damping):
     if damping == 0.0:
         return np.linalg.lstsq(J.T, tau_ext, rcond=None)[0]
     return np.linalg.solve(J @ J.T + damping ** 2 * np.eye(6), J @ tau_ext)
+
+
+External = collections.namedtuple("External", ["torque", "levels"])
+External.__doc__ = """The momentum observer's estimate at one joint state: torque τ_ext (n,)
+[N·m or N], NaN for joints without a measured effort; levels (list of n ints), per joint
+NONE, CONTACT, COLLISION or UNKNOWN."""
+
+
+def estimate(observer, solver, q, qd, g, friction, t, measured, stale_timeout, thresholds):
+    """One update of `observer` at measurement time t [s] from the state (q, q̇), g(q), the
+    friction torque and the measured torques (n,) (NaN: unknown) → External; `thresholds`
+    (contact, collision) as contact_levels takes them."""
+    if observer.time is not None and t - observer.time > stale_timeout:
+        observer.reset()               # a gap: the momentum balance does not span it
+    if all(x != x for x in measured.tolist()):   # no efforts (many drivers): nothing to do
+        observer.reset()
+        return External(np.full(len(measured), np.nan), [UNKNOWN] * len(measured))
+    p, coriolis_t = solver.unchecked.momentum_terms(q, qd)             # M q̇, Cᵀ q̇
+    r = observer.update(t, p, g - coriolis_t, measured, friction)
+    return External(r, contact_levels(r, *thresholds))
+
+
+def collision_sentence(external, names, collision_threshold):
+    """What collided: the joints at COLLISION with their τ_ext and thresholds."""
+    r = external.torque
+    what = ", ".join(f"'{names[i]}' {r[i]:+.3g} (threshold {collision_threshold[i]:.3g})"
+                     for i, level in enumerate(external.levels) if level == COLLISION)
+    return f"collision: external torque at {what} N·m"

@@ -18,7 +18,10 @@ class Motion:
     besides, by default none of these: feed_forward(now) → a joint torque (n,) to add, or
     None; judge(now, q, q̇, q_d, q̇_d) → None, or the reason to leave the motion and hold
     where the arm is; ended(reason, replaced): the controller left the motion (a sentence
-    why; replaced: for another motion, else a safety fault)."""
+    why; replaced: for another motion, else a safety fault). mode: the controller's mode
+    while it follows the motion."""
+
+    mode = "tracking"
 
     def feed_forward(self, now):
         return None

@@ -1,0 +1,176 @@
+"""Control of the tip's pose: Cartesian impedance and operational-space control. No ROS here.
+
+A CartesianTarget is a desired motion of the controller (controller.py) whose law acts on
+the tip (tip_link's origin, base axes: the Jacobian J (6, n) of frame LOCAL_WORLD_ALIGNED,
+rows [linear; angular]). With the pose error e = [p_d − p; φ] (φ the rotation vector of
+R_d Rᵀ, so e = 0 at the target and ė = −J q̇ for a target at rest) and h = C q̇ + g:
+
+    cartesian_impedance   τ = Jᵀ (K e − D J q̇ + F_ff) + N τ_0 + h
+                          K [N/m, N·m/rad] (6, 6) the stiffness; D from Λ and K so that
+                          every mode of Λ ë + D ė + K e = 0 has the damping ratio ζ
+                          (double diagonalisation: Albu-Schäffer, Ott, Frese & Hirzinger,
+                          "Cartesian impedance control of redundant robots", ICRA 2003).
+    operational_space     τ = Jᵀ (Λ (K e − D J q̇ − J̇ q̇) + F_ff) + N τ_0 + h
+                          K [1/s²] and D = 2ζ K^½ act per unit inertia: the tip
+                          obeys ë + D ė + K e = Λ⁻¹ F_ext, one decoupled mass-spring-damper
+                          per axis (Khatib 1987; Lynch & Park, Modern Robotics, §11.5.1,
+                          with the Cartesian dynamics of §8.6). Jᵀ Λ J̇ q̇ and h together
+                          are Jᵀ(μ + p) plus the nullspace part of h.
+
+Λ is the node's regularised operational-space inertia (algorithms/operational_space.py),
+bounded near singularities. N = I − Jᵀ J̄ᵀ, J̄ = M⁻¹ Jᵀ Λ, is the dynamically consistent
+nullspace projector (Khatib 1987): N τ_0 gives the tip no acceleration. τ_0 = K_n (q_n − q)
+− D_n q̇ pulls the joints toward a posture q_n, D_n = 2ζ √(K_n diag(M)); N τ_0 is scaled
+down so that no joint's part exceeds its cap. A 6-joint arm has no nullspace away from singularities.
+
+Safety: each part of e is clipped (position ≤ max_position_error [m], rotation ≤
+max_orientation_error [rad]), so a far target is approached at a bounded force, not as a
+step; a stiffness the loop cannot hold at the control period is refused (`stability_fault`);
+the controller's clamp, rate limit and watchdogs apply as in every mode.
+"""
+
+import numpy as np
+
+from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
+from ..algorithms.operational_space import operational_space
+from .trajectory import Motion
+
+CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE = "cartesian_impedance", "operational_space"
+LAWS = (CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE)
+STIFFNESS_MARGIN = 4.0   # a stiffness is refused unless 4 × it keeps the sampled loop stable
+
+
+def rotation_vector(R):
+    """φ (3,) with R = exp([φ]×), |φ| ≤ π (the logarithm of a rotation matrix)."""
+    c = np.clip(0.5 * (np.trace(R) - 1.0), -1.0, 1.0)
+    angle = np.arccos(c)
+    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if angle < 1e-6:
+        return w                             # sin θ ≈ θ: w ≈ θ a
+    if angle < np.pi - 1e-6:
+        return angle / np.sin(angle) * w
+    # θ ≈ π: the axis from the symmetric part, R + I = 2 a aᵀ (its largest column)
+    B = 0.5 * (R + np.eye(3))
+    k = int(np.argmax(np.diag(B)))
+    axis = B[:, k] / np.sqrt(max(B[k, k], 1e-300))
+    return angle * axis * (1.0 if axis @ w >= 0.0 else -1.0)
+
+
+def pose_error(R, p, R_d, p_d, max_position_error, max_orientation_error):
+    """e (6,) = [p_d − p; φ(R_d Rᵀ)] in base axes, each part clipped to its norm bound."""
+    e = np.concatenate((p_d - p, rotation_vector(R_d @ R.T)))
+    for part, bound in ((e[:3], max_position_error), (e[3:], max_orientation_error)):
+        size = np.linalg.norm(part)
+        if size > bound:
+            part *= bound / size
+    return e
+
+
+def modal_damping(Lambda, K, zeta):
+    """(D (6, 6), ω (6,)): D = 2ζ Λ^½ (Λ^-½ K Λ^-½)^½ Λ^½, which is Qᵀ diag(2ζω) Q for Q
+    with Λ = QᵀQ and K = Qᵀ diag(ω²) Q, so each mode of Λ ë + D ė + K e = 0 has damping
+    ratio ζ and natural frequency ω [rad/s] (Albu-Schäffer et al., ICRA 2003, §III)."""
+    lam, U = np.linalg.eigh(0.5 * (Lambda + Lambda.T))
+    lam = np.maximum(lam, 1e-12 * lam[-1])        # Λ positive definite (n ≥ 6)
+    root = (U * np.sqrt(lam)) @ U.T               # Λ^½
+    inverse_root = (U / np.sqrt(lam)) @ U.T       # Λ^-½
+    A = inverse_root @ K @ inverse_root
+    k0, V = np.linalg.eigh(0.5 * (A + A.T))
+    omega = np.sqrt(np.maximum(k0, 0.0))
+    D = root @ ((V * (2.0 * zeta * omega)) @ V.T) @ root
+    return 0.5 * (D + D.T), omega
+
+
+def sampled_loop_radius(omega, zeta, period):
+    """Spectral radius of one mode's loop ẍ = u, u = −ω² x − 2ζω ẋ sampled every `period`
+    [s], held until the next sample and applied one period late (the command answers a
+    measured state): < 1 is stable."""
+    T, w = period, omega
+    A = np.array([[1.0, T, 0.5 * T * T], [0.0, 1.0, T], [-w * w, -2.0 * zeta * w, 0.0]])
+    return float(np.max(np.abs(np.linalg.eigvals(A))))
+
+
+def stability_fault(omega, zeta, period):
+    """None, or why the modes' frequencies ω [rad/s] cannot be held at the control `period`
+    [s]: each mode's sampled loop must stay stable at STIFFNESS_MARGIN × its stiffness."""
+    worst = float(np.max(omega))
+    margin = np.sqrt(STIFFNESS_MARGIN)
+    if sampled_loop_radius(margin * worst, zeta, period) < 1.0:
+        return None
+    top = worst
+    while sampled_loop_radius(margin * top, zeta, period) >= 1.0:
+        top *= 0.95
+    return (f"a mode's natural frequency {worst:.1f} rad/s is too high for the control "
+            f"period {1e3 * period:.3g} ms (at most {top:.1f} rad/s, a stiffness "
+            f"{(top / worst) ** 2:.2g} × the one asked, keeps a stiffness margin of "
+            f"{STIFFNESS_MARGIN:g})")
+
+
+class CartesianTarget(Motion):
+    """The tip held at pose (R_d (3, 3), p_d (3,) [m]) in the base frame by `law` (LAWS).
+
+    stiffness (6, 6) K [N/m, N·m/rad] (operational_space: [1/s²]); zeta: damping ratio;
+    wrench (6,) F_ff [N, N·m] added (a contact force to apply; zeros: none); posture (n,)
+    q_n [rad] (None: no nullspace pull), nullspace_stiffness (n,) K_n [N·m/rad],
+    nullspace_torque_max (n,) [N·m]; max_position_error [m], max_orientation_error [rad]."""
+
+    def __init__(self, law, R_d, p_d, stiffness, zeta, wrench, posture, nullspace_stiffness,
+                 nullspace_torque_max, max_position_error, max_orientation_error):
+        if law not in LAWS:
+            raise ValueError(f"unknown law {law!r}; expected one of {LAWS}")
+        self.mode = law
+        self.R_d, self.p_d = np.array(R_d, dtype=float), np.array(p_d, dtype=float)
+        self.K = np.array(stiffness, dtype=float)
+        self.zeta, self.wrench = float(zeta), np.array(wrench, dtype=float)
+        self.posture = None if posture is None else np.array(posture, dtype=float)
+        self.k_null = np.array(nullspace_stiffness, dtype=float)
+        self.null_max = np.array(nullspace_torque_max, dtype=float)
+        self.max_position_error = float(max_position_error)
+        self.max_orientation_error = float(max_orientation_error)
+        k, V = np.linalg.eigh(self.K)
+        if not (self.K.shape == (6, 6) and np.allclose(self.K, self.K.T, atol=1e-9)
+                and k[0] >= -1e-9 * max(k[-1], 1.0)):
+            raise ValueError("the stiffness must be a symmetric positive semi-definite 6 × 6 "
+                             "matrix")
+        self.unit_modes = (V * (2.0 * self.zeta * np.sqrt(np.maximum(k, 0.0)))) @ V.T, \
+            np.sqrt(np.maximum(k, 0.0))            # D = 2ζ K^½, ω: per unit inertia
+
+    def modes(self, Lambda):
+        """(D (6, 6), ω (6,)) of this target's closed loop at Λ (see the module docstring)."""
+        if self.mode == OPERATIONAL_SPACE:
+            return self.unit_modes
+        return modal_damping(Lambda, self.K, self.zeta)
+
+    def admission_fault(self, solver, q, period):
+        """None, or why this target cannot be held from `q` at the control `period` [s]."""
+        Lambda = solver.unchecked.operational_space_inertia(q)
+        return stability_fault(self.modes(Lambda)[1], self.zeta, period)
+
+    def torque(self, solver, q, qd):
+        """τ (n,) [N·m or N] of the law at (q, q̇), before the controller's clamp."""
+        u = solver.unchecked
+        J = u.jacobian(q, LOCAL_WORLD_ALIGNED)
+        M_inv = u.mass_matrix_inverse(q)
+        Lambda = operational_space(J, M_inv=M_inv).Lambda
+        R, p = u.tip_pose(q)
+        e = pose_error(R, p, self.R_d, self.p_d, self.max_position_error,
+                       self.max_orientation_error)
+        D, _ = self.modes(Lambda)
+        xd = J @ qd
+        if self.mode == OPERATIONAL_SPACE:
+            F = Lambda @ (self.K @ e - D @ xd - u.jacobian_dot_qd(q, qd, LOCAL_WORLD_ALIGNED))
+        else:
+            F = self.K @ e - D @ xd
+        tau = J.T @ (F + self.wrench) + u.bias(q, qd)
+        if self.posture is not None:
+            M = u.mass_matrix(q)
+            d_null = 2.0 * self.zeta * np.sqrt(self.k_null * np.diag(M))
+            tau_0 = self.k_null * (self.posture - q) - d_null * qd
+            J_bar_T = Lambda @ J @ M_inv                 # J̄ᵀ = Λ J M⁻¹ (6, n)
+            null = tau_0 - J.T @ (J_bar_T @ tau_0)       # N τ_0
+            over = np.max(np.abs(null) / self.null_max)   # scaled, not clipped per joint:
+            tau = tau + (null / over if over > 1.0 else null)   # it stays in the nullspace
+        return tau
+
+    def sample(self, now):
+        raise TypeError("a Cartesian target has no joint-space sample")
