@@ -1,5 +1,7 @@
 """Message ↔ NumPy conversions. Joints are matched by name, never by position."""
 
+import math
+
 import numpy as np
 
 from ..control.joint_order import order_of
@@ -63,3 +65,16 @@ def set_point_from_msg(msg, joint_names):
     q = vector(msg.position, n, "desired_state position")[index]
     qd = vector(msg.velocity, n, "desired_state velocity", True)
     return SetPoint(q, qd[index] if len(msg.velocity) else qd)
+
+
+def matrix_from_quaternion(q):
+    """geometry_msgs/Quaternion → rotation matrix (3, 3); ValueError unless it is finite and
+    of unit length within 1e-3 (then normalised)."""
+    x, y, z, w = q.x, q.y, q.z, q.w
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    if not (math.isfinite(norm) and abs(norm - 1.0) <= 1e-3):
+        raise ValueError(f"the orientation must be a unit quaternion, got |q| = {norm:.6g}")
+    x, y, z, w = x / norm, y / norm, z / norm, w / norm
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])

@@ -1,12 +1,13 @@
 """dynamics_node's desired motion: ~/desired_trajectory (trajectory_msgs/JointTrajectory)
 and ~/desired_state (sensor_msgs/JointState: a set-point, positions [+ velocities]), by
-joint name, handed to the controller core, which admits or refuses them (an event either
-way, on ~/events)."""
+joint name, and the Cartesian targets (cartesian_targets.py), handed to the controller core,
+which admits or refuses them (an event either way, on ~/events)."""
 
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from . import conversions
+from .cartesian_targets import CartesianTargets
 
 
 class DesiredMotion:
@@ -16,6 +17,7 @@ class DesiredMotion:
         self.node = node
         node.create_subscription(JointTrajectory, "~/desired_trajectory", self.trajectory, 10)
         node.create_subscription(JointState, "~/desired_state", self.set_point, 10)
+        self.cartesian = CartesianTargets(node)
 
     def trajectory(self, msg):
         """A desired trajectory: converted to a spline outside the node's lock (milliseconds

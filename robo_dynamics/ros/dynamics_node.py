@@ -10,8 +10,8 @@ The wiring of the node; each job is a module of its own (reference: docs/node.md
                   ~/set_contact_thresholds, ~/reset_observer, ~/check_trajectory
     identification_action.py   ~/identify_payload (control/identification_session.py)
     trajectory_action.py       ~/follow_joint_trajectory (control/follow_trajectory.py)
-    desired_motion.py ~/desired_trajectory, ~/desired_state; input_watch.py: stale input and
-    a stopped simulated clock; robot_description (String, transient local) if no parameter.
+    desired_motion.py ~/desired_trajectory, ~/desired_state, ~/target_* (cartesian_targets.py);
+    input_watch.py: stale input, a stopped clock; robot_description topic if no parameter.
 Every control decision is the core's (control/); the node converts, holds parameters and
 publishes. It never crashes on what it receives: bad input is rejected, counted, reported.
 The node's lock serialises the joint-state thread, the main executor and the actions.

@@ -14,6 +14,7 @@ import math
 from rcl_interfaces.msg import ParameterType
 
 from ..backends import BACKENDS, DEFAULT_BACKEND
+from ..control.cartesian import LAWS
 from ..control.controller import COLLISION_REACTIONS
 from ..model.robot_model import STANDARD_GRAVITY
 from ..simulation.integrators import INTEGRATORS
@@ -76,6 +77,31 @@ FOLLOW_TRAJECTORY = {
     "stop_deceleration": Spec([2.0], DOUBLES,
                               "Deceleration [rad/s^2 or m/s^2] of a cancelled goal's stop "
                               "along its path, one per chain joint or one for all.", RUNTIME),
+    # the Cartesian modes (control/cartesian.py), driven by ~/target_pose
+    "cartesian.law": Spec("cartesian_impedance", STRING,
+                          "Law of a ~/target_pose: cartesian_impedance (stiffness in N/m, "
+                          "N·m/rad) or operational_space (gains per unit inertia, 1/s^2).",
+                          RUNTIME),
+    "cartesian.stiffness": Spec([500.0, 500.0, 500.0, 2.0, 2.0, 2.0], DOUBLES,
+                                "Stiffness K of the tip [x, y, z, rx, ry, rz] in base axes "
+                                "until ~/target_stiffness gives one.", RUNTIME),
+    "cartesian.max_stiffness": Spec([3000.0, 3000.0, 3000.0, 300.0, 300.0, 300.0], DOUBLES,
+                                    "Largest diagonal of K accepted [x, y, z, rx, ry, rz].",
+                                    RUNTIME),
+    "cartesian.damping_ratio": Spec(1.0, DOUBLE, "Damping ratio ζ of every mode of the tip.",
+                                    RUNTIME),
+    "cartesian.max_position_error": Spec(0.1, DOUBLE, "The pose error's position part is "
+                                         "clipped to this length [m].", RUNTIME),
+    "cartesian.max_orientation_error": Spec(0.5, DOUBLE, "The pose error's rotation is "
+                                            "clipped to this angle [rad].", RUNTIME),
+    "cartesian.nullspace_stiffness": Spec([10.0], DOUBLES,
+                                          "Stiffness [N·m/rad] of the pull toward "
+                                          "~/target_joint within the nullspace, per joint or "
+                                          "one for all.", RUNTIME),
+    "cartesian.nullspace_torque_max": Spec([5.0], DOUBLES,
+                                           "Largest nullspace torque [N·m] per joint (the "
+                                           "pull is scaled down to it), or one for all.",
+                                           RUNTIME),
 }
 JOINT_CONSTRAINTS = {
     "trajectory": (0.2, "Path tolerance [rad or m] of |q_d - q| while a goal moves; beyond it "
@@ -249,7 +275,8 @@ PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_frict
              "max_torque_rate": True, "start_tolerance": True, "max_tracking_error": True,
              "hold_damping": False, "armature": False, "joint_damping": False,
              "joint_friction": False, "observer_gain": False, "torque_constants": True,
-             "contact_thresholds": True, "collision_thresholds": True, "stop_deceleration": True}
+             "contact_thresholds": True, "collision_thresholds": True, "stop_deceleration": True,
+             "cartesian.nullspace_stiffness": False, "cartesian.nullspace_torque_max": True}
 
 # name → the test its value must pass (the reason names the parameter and its value)
 RANGES = {
@@ -272,9 +299,14 @@ RANGES = {
     "constraints.goal_time": lambda v: 0.0 <= v < math.inf,
     "constraints.stopped_velocity_tolerance": lambda v: 0.0 <= v < math.inf,
     "action_monitor_rate": lambda v: 0.0 < v <= 1000.0,
+    "cartesian.stiffness": lambda v: len(v) == 6 and all(0.0 <= x < math.inf for x in v),
+    "cartesian.max_stiffness": lambda v: len(v) == 6 and all(0.0 <= x < math.inf for x in v),
+    "cartesian.damping_ratio": lambda v: 0.0 < v <= 2.0,
+    "cartesian.max_position_error": lambda v: 0.0 < v <= 1.0,
+    "cartesian.max_orientation_error": lambda v: 0.0 < v <= math.pi,
 }
 CHOICES = {"backend": list(BACKENDS), "integrator": sorted(INTEGRATORS),
            "engine": list(ENGINES), "effort_source": ["torque", "current"],
-           "collision_reaction": list(COLLISION_REACTIONS)}
+           "collision_reaction": list(COLLISION_REACTIONS), "cartesian.law": list(LAWS)}
 # fractions of the URDF limits, in control/limits.py's SCALE_RANGE
 SCALES = ("torque_limit_scale", "velocity_limit_scale")

@@ -1,0 +1,180 @@
+"""The Cartesian targets over ROS 2: dynamics_node holds the tip of the UR5e simulated by
+MuJoCo (sim_arm, lockstep on simulated time) at a ~/target_pose by Cartesian impedance; a
+force on the tip displaces it by K⁻¹F and it springs back when the force ends; a far target
+is approached at the clipped error; bad targets are refused with their reason, and the arm
+stays held."""
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import PoseStamped, WrenchStamped
+from std_msgs.msg import Float64MultiArray
+
+import robo_dynamics as rd
+from robo_dynamics.control.cartesian import rotation_vector
+from robo_dynamics.ros.dynamics_node import DynamicsNode
+from robo_dynamics.ros.markers import quaternion_from_matrix
+from robo_dynamics.ros.sim_arm_node import SimArmNode
+from robo_dynamics_interfaces.msg import ControllerEvent
+from ros_harness import Loop, overrides
+from conftest import SHIPPED
+
+URDF = str(SHIPPED / "rd_ur5e.urdf")
+ROBOT = rd.load_robot(URDF)
+PINOCCHIO = rd.make_solver(ROBOT, "pinocchio")
+Q0 = [-0.5, -1.6, 1.0, -1.2, -1.0, 0.0]
+K = [500.0, 400.0, 600.0, 2.0, 2.0, 2.0]
+
+
+@pytest.fixture(scope="module")
+def loop(ros):
+    sim = SimArmNode(parameter_overrides=overrides({
+        "robot_description_file": URDF, "initial_positions": Q0, "publish_rate": 500.0,
+        "engine": "mujoco", "lockstep": True, "lockstep_timeout": 1.0,
+        "lockstep_max_speed": 0.0}),
+        cli_args=["--ros-args", "-r", "effort_commands:=/dynamics_node/commands"])
+    node = DynamicsNode(parameter_overrides=overrides({
+        "robot_description_file": URDF, "use_sim_time": True, "marker_rate": 0.0,
+        "collision_reaction": "none",
+        # the URDF's wrist 3 (no rotor inertia) is light: a 0.5 rad error spins it beyond
+        # the velocity bound on its way back (docs/cartesian.md)
+        "cartesian.max_orientation_error": 0.05}))
+    closed = Targets(sim, node)
+    assert closed.spin_until(lambda: node.controller is not None and node.controller.running,
+                             timeout=60.0)
+    closed.wait(0.2)
+    closed.hold_here()
+    yield closed
+    closed.close()
+
+
+class Targets(Loop):
+    def __init__(self, sim, node):
+        super().__init__(sim, node)
+        self.sim, self.node = sim, node
+        self.peer = self.add(rclpy.create_node("cartesian_client"))
+        self.pose = self.peer.create_publisher(PoseStamped, "/dynamics_node/target_pose", 10)
+        self.stiffness = self.peer.create_publisher(Float64MultiArray,
+                                                    "/dynamics_node/target_stiffness", 10)
+        self.push = self.peer.create_publisher(WrenchStamped, "/sim_arm/external_wrench", 10)
+        self.events = []
+        self.peer.create_subscription(ControllerEvent, "/dynamics_node/events",
+                                      self.events.append, 100)
+        assert self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in (
+            self.pose, self.stiffness, self.push)))
+
+    def now(self):
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def wait(self, seconds):
+        """Spin until `seconds` of simulated time have passed."""
+        end = self.now() + seconds
+        assert self.spin_until(lambda: self.now() >= end, timeout=120.0)
+
+    def tip(self):
+        return PINOCCHIO.tip_pose(self.sim.arm.q.copy())
+
+    def event_after(self, count):
+        """The first event after the first `count` ones."""
+        assert self.spin_until(lambda: len(self.events) > count, timeout=30.0)
+        return self.events[count]
+
+    def send_pose(self, R, p, frame="base_link"):
+        msg = PoseStamped()
+        msg.header.frame_id = frame
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(x) for x in p)
+        msg.pose.orientation = quaternion_from_matrix(R)
+        count = len(self.events)
+        self.pose.publish(msg)
+        return count
+
+    def hold_here(self):
+        self.stiffness.publish(Float64MultiArray(data=K))
+        R, p = self.tip()
+        event = self.event_after(self.send_pose(R, p))
+        assert (event.kind, event.mode) == ("tracking", "cartesian_impedance"), event.message
+
+    def push_tip(self, force, R):
+        msg = WrenchStamped()
+        msg.header.frame_id = ROBOT.tip_link
+        f = R.T @ np.asarray(force, dtype=float)      # the tip's axes
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(x) for x in f)
+        self.push.publish(msg)
+
+
+def test_a_tip_force_displaces_the_held_tip_by_the_compliance_and_it_springs_back(loop):
+    loop.wait(0.5)
+    R0, p0 = loop.tip()
+    F = np.array([8.0, -6.0, 5.0])
+    loop.push_tip(F, R0)
+    loop.wait(8.0)
+    assert loop.node.controller.mode == "cartesian_impedance"
+    R, p = loop.tip()
+    np.testing.assert_allclose(p - p0, F / np.array(K[:3]), rtol=0.05)
+    assert np.linalg.norm(rotation_vector(R @ R0.T)) < 0.01
+    loop.push_tip(np.zeros(3), R0)
+    loop.wait(8.0)
+    assert np.linalg.norm(loop.tip()[1] - p0) < 1e-3
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("frame", "frame_id 'world_x': expected 'base_link' or 'tool0'"),
+    ("quaternion", "unit quaternion"),
+    ("five stiffness values", "6 or 36 finite values, got 5"),
+    ("too stiff", "too high for the control period 2 ms"),
+    ("beyond max_stiffness", "beyond cartesian.max_stiffness"),
+])
+def test_a_bad_target_is_refused_with_its_reason_and_the_tip_stays_held(loop, bad, words):
+    R0, p0 = loop.tip()
+    count = len(loop.events)
+    if bad == "frame":
+        loop.send_pose(R0, p0, frame="world_x")
+    elif bad == "quaternion":
+        msg = PoseStamped()
+        msg.header.frame_id = "base_link"
+        msg.pose.orientation.w = 0.0                 # all zeros (w defaults to 1)
+        loop.pose.publish(msg)
+    else:
+        data = {"five stiffness values": [500.0] * 5,
+                "too stiff": [500.0, 500.0, 500.0, 60.0, 60.0, 60.0],
+                "beyond max_stiffness": [5000.0, 500.0, 500.0, 2.0, 2.0, 2.0]}[bad]
+        loop.stiffness.publish(Float64MultiArray(data=data))
+    event = loop.event_after(count)
+    assert event.kind == "refused" and words in event.message, event.message
+    assert event.mode == "cartesian_impedance"
+    loop.wait(0.5)
+    assert np.linalg.norm(loop.tip()[1] - p0) < 1e-3
+
+
+def test_a_far_target_is_approached_at_the_clipped_error_not_as_a_step(loop):
+    """1 m away, the error clipped to e_c = 2 cm: the tip is pulled by at most K e_c, and its
+    speed stays below e_c √(K_max / m_min), what a spring stretched by e_c gives the lightest
+    mass the tip's translation has (its rotation free: m_min = 1 / λ_max((Λ⁻¹)_tt)); unclipped
+    that would be 50 times as fast. The target then comes back to where it was."""
+    assert loop.node.set_parameters(overrides({"cartesian.max_position_error": 0.02}))[0] \
+        .successful
+    R0, p0 = loop.tip()
+    speeds = []
+    loop.send_pose(R0, p0 + np.array([0.0, 0.6, 0.8]))
+    end = loop.now() + 1.0
+    last = [loop.now(), p0]
+
+    def sample():
+        t, p = loop.now(), loop.tip()[1]
+        if t > last[0]:
+            speeds.append(np.linalg.norm(p - last[1]) / (t - last[0]))
+            last[:] = [t, p]
+        return t >= end
+
+    assert loop.spin_until(sample, timeout=120.0)
+    assert loop.node.controller.mode == "cartesian_impedance"
+    moved = np.linalg.norm(loop.tip()[1] - p0)
+    Lambda = PINOCCHIO.operational_space_inertia(loop.sim.arm.q)
+    m_min = 1.0 / np.linalg.eigvalsh(np.linalg.inv(Lambda)[:3, :3])[-1]
+    bound = 0.02 * np.sqrt(max(K[:3]) / m_min)
+    assert 0.02 < moved and max(speeds) < bound, (moved, max(speeds), bound)
+    loop.send_pose(R0, p0)
+    loop.wait(8.0)
+    assert np.linalg.norm(loop.tip()[1] - p0) < 2e-3
+    assert loop.node.set_parameters(overrides({"cartesian.max_position_error": 0.1}))[0] \
+        .successful
