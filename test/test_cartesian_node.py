@@ -9,6 +9,7 @@ import pytest
 import rclpy
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from std_msgs.msg import Float64MultiArray
+from visualization_msgs.msg import MarkerArray
 
 import robo_dynamics as rd
 from robo_dynamics.control.cartesian import rotation_vector
@@ -94,6 +95,25 @@ class Targets(Loop):
         event = self.event_after(self.send_pose(R, p))
         assert (event.kind, event.mode) == ("tracking", "cartesian_impedance"), event.message
 
+    def markers(self):
+        """{(namespace, id): Marker} of the first ~/markers message with the Cartesian
+        markers, drawn at 20 Hz (the markers off again after it)."""
+        def drawn_cartesian(msg):
+            return any(m.ns == "cartesian_wrench" for m in msg.markers)
+
+        inbox = []
+        sub = self.peer.create_subscription(MarkerArray, "/dynamics_node/markers",
+                                            inbox.append, 10)
+        try:
+            assert self.node.set_parameters(overrides({"marker_rate": 20.0}))[0].successful
+            assert self.spin_until(lambda: any(map(drawn_cartesian, inbox)),
+                                   timeout=60.0)
+        finally:
+            self.node.set_parameters(overrides({"marker_rate": 0.0}))
+            self.peer.destroy_subscription(sub)
+        drawn = next(filter(drawn_cartesian, inbox))
+        return {(m.ns, m.id): m for m in drawn.markers}
+
     def push_tip(self, force, R):
         msg = WrenchStamped()
         msg.header.frame_id = ROBOT.tip_link
@@ -112,6 +132,20 @@ def test_a_tip_force_displaces_the_held_tip_by_the_compliance_and_it_springs_bac
     R, p = loop.tip()
     np.testing.assert_allclose(p - p0, F / np.array(K[:3]), rtol=0.05)
     assert np.linalg.norm(rotation_vector(R @ R0.T)) < 0.01
+    # rviz2: the target frame at the target, the stiffness ellipsoid (semi-axes ∝ K's
+    # eigenvalues), and the wrench the law commands: at rest the spring balances the push
+    drawn = loop.markers()
+    target = [drawn["cartesian_target", i] for i in range(3)]
+    for i, arrow in enumerate(target):
+        start, end = (np.array([a.x, a.y, a.z]) for a in arrow.points)
+        np.testing.assert_allclose(start, p0, atol=1e-9)
+        np.testing.assert_allclose(end - start, 0.1 * R0[:, i], atol=1e-9)
+    ellipsoid = drawn["stiffness_ellipsoid", 0]
+    np.testing.assert_allclose(sorted([ellipsoid.scale.x, ellipsoid.scale.y, ellipsoid.scale.z]),
+                               2 * 2e-4 * np.sort(K[:3]), rtol=1e-9)
+    start, end = (np.array([a.x, a.y, a.z]) for a in drawn["cartesian_wrench", 0].points)
+    np.testing.assert_allclose(start, p, atol=1e-3)
+    np.testing.assert_allclose((end - start) / 0.01, -F, atol=0.05 * np.linalg.norm(F))
     loop.push_tip(np.zeros(3), R0)
     loop.wait(8.0)
     assert np.linalg.norm(loop.tip()[1] - p0) < 1e-3

@@ -1,5 +1,5 @@
-"""The README's main command (docs/demo.md), shortened: eight phases run on the MuJoCo plant, each meets
-its verdict (the exit status), the table and the plots appear, no process it started is
+"""The README's main command (docs/demo.md), shortened: ten phases run on the MuJoCo plant,
+each meets its verdict (the exit status), the table and the plots appear, no process it started is
 left behind, and pinned to one core it prints the same figures."""
 
 import contextlib
@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import REPO
@@ -103,7 +104,7 @@ def test_the_demo_prints_the_same_figures_pinned_to_one_core(demo, tmp_path):
     returncode, stdout, stderr, _, _ = run_demo(tmp_path, one_core=True, phases="6,7,8")
     assert returncode == demo[0] == 0, stderr[-2000:]
     reference, pinned = figures(demo[1]), figures(stdout)
-    assert len(reference) == 9 and len(pinned) == 3
+    assert len(reference) == 10 and len(pinned) == 3
     for name, (lines, rows) in pinned.items():
         assert len(rows) == 6 and len(lines) >= 3
         assert (lines, rows) == reference[name], name
@@ -122,14 +123,15 @@ def test_demo_runs_the_closed_loop(demo):
                   "gravity compensation, 1 kg unknown payload",
                   "computed torque, 1 kg payload identified by the node",
                   "computed torque, pushed on the forearm",
-                  "computed torque via FollowJointTrajectory"):
+                  "computed torque via FollowJointTrajectory",
+                  "Cartesian impedance, pushed at the tip"):
         assert f"phase: {phase}" in out
     assert "plant: sim_arm engine mujoco (MuJoCo: shares no code with the node)" in out
-    assert len(verdicts) == 9 and all(v.endswith("as expected") for v in verdicts)
+    assert len(verdicts) == 10 and all(v.endswith("as expected") for v in verdicts)
     assert "NOT as expected" not in out
     # external torques from noisy efforts: no contact in the six phases without an
     # external load, and the push seen as a collision within 3/K_O + one period
-    assert out.count("external torques: no contact (") == 8          # 7 + the push's start
+    assert out.count("external torques: no contact (") == 9     # 7 + the two pushes' start
     # the payload the node found: its mass, and tracking with it as with the exact one
     found = re.search(r"identification: identified ([\d.]+) kg \(truth 1 kg", out)
     assert found and abs(float(found[1]) - 1.0) <= 0.05, found
@@ -142,13 +144,26 @@ def test_demo_runs_the_closed_loop(demo):
                      r"goal tolerance [\d.]+ s after its time", out)
     found = re.search(r"collision (\d+) ms after it ≤ 3/K_O \+ one period = (\d+) ms", out)
     assert found and int(found[1]) <= int(found[2]), found
+    # Cartesian impedance: pushed at the tip, it gives way by K⁻¹F and springs back, each
+    # within 5 % of |K⁻¹F| plus the band the plant's dry friction holds (the verdict's
+    # arithmetic: test_demo_verdicts.py); the push is seen after its rise
+    found = re.search(r"verdict: pushed with 30 N, the tip gave way by \(([-+\d., ]+)\) mm "
+                      r"against K⁻¹F = \(\+0\.0, \+60\.0, \+0\.0\) mm; let go, it rests at "
+                      r"\(([-+\d., ]+)\) mm .* band \(([-+\d., ]+)\) mm, as expected", out)
+    assert found, out
+    pushed, back, band = (np.array([float(x) for x in g.split(",")]) for g in found.groups())
+    assert np.all(np.abs(pushed - [0.0, 60.0, 0.0]) <= 3.0 + band) and band.max() < 15.0
+    assert np.all(np.abs(back) <= 3.0 + band) and abs(pushed[1]) > 40.0
+    assert re.search(r"collision \d+ ms after it ≤ its rise 200 ms \+ 3/K_O", out)
+    cartesian = plot.with_name(plot.stem + "_cartesian.png")
+    assert cartesian.is_file() and cartesian.stat().st_size > 10_000
     external = plot.with_name(plot.stem + "_external_torques.png")
     assert external.is_file() and external.stat().st_size > 10_000
     assert "safe hold: joint" in out                 # the unknown payload's event, printed
     assert "loopback only" in out and plot.is_file() and plot.stat().st_size > 10_000
     assert re.search(r"real-time factor [\d.]+: ", out)
     rows = [line for line in out.splitlines() if line.rstrip().endswith("%")]
-    assert len(rows) == 54                     # 9 phases × 6 joints
+    assert len(rows) == 60                     # 10 phases × 6 joints
     # the summary's drift is the largest final error of the gravity-compensation phase in
     # the table, and gravity compensation with the exact model holds the arm within 1 mrad
     # (the physics is asserted tightly in test_simulation.py and test_sim_arm_node.py)

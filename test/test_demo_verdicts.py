@@ -1,18 +1,21 @@
 """The demo's verdicts as pure functions, without ROS: what a phase's recording must show
 for the verdict to say 'as expected', against figures computed here by hand."""
 
+import itertools
 import types
 
 import numpy as np
 
 from robo_dynamics.ros.demo.scenario import OBSERVER_GAIN, PHASES, Q0, desired
-from robo_dynamics.ros.demo.verdicts import contact_verdict, summarise, verdict
+from robo_dynamics.ros.demo.verdicts import (compliance_verdict, contact_verdict, friction_band,
+                                             summarise, verdict)
 
 PHASE = {phase.name: phase for phase in PHASES}
 TRACK = PHASE["computed torque, friction compensated"]
 GRAVITY = PHASE["gravity compensation"]
 PUSH = PHASE["computed torque, pushed on the forearm"]
 UNKNOWN = PHASE["gravity compensation, 1 kg unknown payload"]
+CARTESIAN = PHASE["Cartesian impedance, pushed at the tip"]
 
 
 def test_tracking_errors_are_measured_against_the_desired_motion():
@@ -65,3 +68,61 @@ def test_a_push_is_seen_within_three_observer_time_constants_and_one_period():
     levels[10, 0] = 1                                   # a contact before any push
     ok, sentence, _ = contact_verdict(TRACK, _observed(t, levels), period)
     assert not ok and "without a push" in sentence
+
+
+def test_a_ramped_push_is_given_its_rise_before_the_observer_bound():
+    period, ramp = 0.002, 0.2
+    t = np.arange(0.0, 2.0, period)
+    bound = ramp + 3.0 / OBSERVER_GAIN + period
+    for delay, expected in ((bound - period, True), (bound + 2 * period, False)):
+        levels = np.zeros((len(t), 6), dtype=int)
+        levels[t >= 1.0 + delay - 1e-9, 2] = 2
+        observed = {**_observed(t, levels, 1.0, 1.0), "ramp": ramp}
+        ok, sentence, _ = contact_verdict(CARTESIAN, observed, period)
+        assert ok is expected, sentence
+        assert "its rise 200 ms" in sentence
+
+
+def test_the_friction_band_is_the_farthest_rest_that_dry_friction_allows():
+    """At rest Jᵀ(K e + F) = τ_f, |τ_f,j| ≤ c_j: the farthest e_i from −K⁻¹F is at a corner
+    of the box of τ_f (a linear function's maximum over a box): all 64 corners tried."""
+    rng = np.random.default_rng(3)
+    J = rng.normal(size=(6, 6))
+    K = np.diag([500.0, 400.0, 600.0, 2.0, 3.0, 4.0])
+    c = np.array([1.5, 1.5, 0.5, 0.015, 0.004, 0.0002])
+    corners = np.array(list(itertools.product((-1.0, 1.0), repeat=6))) * c
+    e = np.array([np.linalg.solve(K, np.linalg.solve(J.T, tau)) for tau in corners])
+    np.testing.assert_allclose(friction_band(J, K, c), np.abs(e[:, :3]).max(axis=0),
+                               rtol=1e-12)
+    # without coupling (J = I): each axis c_i / k_i
+    np.testing.assert_allclose(friction_band(np.eye(6), K, c), c[:3] / np.diag(K)[:3])
+
+
+def _tip(pushed, back):
+    """A recording of the Cartesian phase: the tip (target at the origin) at rest, moved to
+    `pushed` [m] from 0.7 s to 1.8 s (the full push), at `back` from 2.0 s on."""
+    t = np.arange(0.0, 4.0, 0.002)
+    tip = np.zeros((len(t), 3))
+    tip[(t >= 0.7) & (t < 1.8)] = pushed
+    tip[t >= 2.0] = back
+    return {"t_tip": t, "tip": tip, "target": np.zeros(3), "jacobian": np.eye(6),
+            "push_at": 0.5}
+
+
+def test_the_tip_must_give_way_by_the_compliance_and_come_back():
+    """J = I: the band is c_i / k_i = (3, 3, 1) mm, and 5 % of |K⁻¹F| = 3 mm: each axis may
+    be (6, 6, 4) mm off (K⁻¹F = (0, 60, 0) mm for 30 N along y at 500 N/m)."""
+    expected = np.array([0.0, 0.06, 0.0])
+    ok, sentence, figures = compliance_verdict(_tip(expected + [0.0055, -0.0055, 0.0035],
+                                                    [0.0, 0.0055, -0.0035]), [])
+    assert ok, sentence
+    np.testing.assert_allclose(figures["allowed"], [0.006, 0.006, 0.004], rtol=1e-12)
+    assert "K⁻¹F = (+0.0, +60.0, +0.0) mm" in sentence
+    for pushed, back in ((expected + [0.0, -0.0065, 0.0], np.zeros(3)),     # too stiff
+                         (expected + [0.0, 0.0, 0.0045], np.zeros(3)),      # sideways
+                         (expected, [0.0065, 0.0, 0.0])):                   # not back
+        ok, sentence, _ = compliance_verdict(_tip(pushed, back), [])
+        assert not ok and sentence.endswith("NOT as expected"), (pushed, back)
+    hold = (1.0, types.SimpleNamespace(kind="safe_hold"))
+    ok, sentence, _ = compliance_verdict(_tip(expected, np.zeros(3)), [hold])
+    assert not ok and "safe hold at t = +1.00 s" in sentence

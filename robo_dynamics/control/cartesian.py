@@ -146,9 +146,28 @@ class CartesianTarget(Motion):
         Lambda = solver.unchecked.operational_space_inertia(q)
         return stability_fault(self.modes(Lambda)[1], self.zeta, period)
 
+    def commanded_wrench(self, solver, q, qd):
+        """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,
+        [force; moment]), F_ff included: τ = Jᵀ F + N τ_0 + h."""
+        return self._law(solver.unchecked, q, qd)[3]
+
     def torque(self, solver, q, qd):
         """τ (n,) [N·m or N] of the law at (q, q̇), before the controller's clamp."""
         u = solver.unchecked
+        J, M_inv, Lambda, F = self._law(u, q, qd)
+        tau = J.T @ F + u.bias(q, qd)
+        if self.posture is not None:
+            M = u.mass_matrix(q)
+            d_null = 2.0 * self.zeta * np.sqrt(self.k_null * np.diag(M))
+            tau_0 = self.k_null * (self.posture - q) - d_null * qd
+            J_bar_T = Lambda @ J @ M_inv                 # J̄ᵀ = Λ J M⁻¹ (6, n)
+            null = tau_0 - J.T @ (J_bar_T @ tau_0)       # N τ_0
+            over = np.max(np.abs(null) / self.null_max)   # scaled, not clipped per joint:
+            tau = tau + (null / over if over > 1.0 else null)   # it stays in the nullspace
+        return tau
+
+    def _law(self, u, q, qd):
+        """(J (6, n), M⁻¹ (n, n), Λ (6, 6), F (6,)) at (q, q̇); u: the unchecked solver."""
         J = u.jacobian(q, LOCAL_WORLD_ALIGNED)
         M_inv = u.mass_matrix_inverse(q)
         Lambda = operational_space(J, M_inv=M_inv).Lambda
@@ -161,16 +180,7 @@ class CartesianTarget(Motion):
             F = Lambda @ (self.K @ e - D @ xd - u.jacobian_dot_qd(q, qd, LOCAL_WORLD_ALIGNED))
         else:
             F = self.K @ e - D @ xd
-        tau = J.T @ (F + self.wrench) + u.bias(q, qd)
-        if self.posture is not None:
-            M = u.mass_matrix(q)
-            d_null = 2.0 * self.zeta * np.sqrt(self.k_null * np.diag(M))
-            tau_0 = self.k_null * (self.posture - q) - d_null * qd
-            J_bar_T = Lambda @ J @ M_inv                 # J̄ᵀ = Λ J M⁻¹ (6, n)
-            null = tau_0 - J.T @ (J_bar_T @ tau_0)       # N τ_0
-            over = np.max(np.abs(null) / self.null_max)   # scaled, not clipped per joint:
-            tau = tau + (null / over if over > 1.0 else null)   # it stays in the nullspace
-        return tau
+        return J, M_inv, Lambda, F + self.wrench
 
     def sample(self, now):
         raise TypeError("a Cartesian target has no joint-space sample")

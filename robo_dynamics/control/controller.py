@@ -62,8 +62,7 @@ INFO, WARN, ERROR = "info", "warn", "error"
 Event = collections.namedtuple("Event", ["level", "kind", "message"])
 Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
 resumed, stale, tracking, refused, safe_hold, held_here, hold_failed, model, collision,
-observer_reset;
-the node's clock_stopped, clock_resumed), a sentence naming joints and values."""
+observer_reset; the node's clock_stopped, clock_resumed), a sentence naming joints and values."""
 
 Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
                                          "external"])
@@ -73,7 +72,6 @@ command), events (tuple of Event), external (External, or None: no observer upda
 
 
 COLLISION_REACTIONS = ("none", "hold")
-
 NO_EVENTS = ()
 
 
@@ -207,6 +205,10 @@ class Controller:
     def input_age(self, now):
         """[s] age at `now` of the oldest joint's state (inf before a complete state)."""
         return self.merger.age(now) if self.merger.complete() else np.inf
+
+    def cartesian_target(self):
+        """The admitted Cartesian target (cartesian.CartesianTarget), or None."""
+        return self.motion if self.mode not in (GRAVITY, TRACKING, HOLD) else None
 
     @property
     def rejected(self):

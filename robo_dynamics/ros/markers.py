@@ -1,5 +1,6 @@
-"""What the node draws in rviz2: the Λ ellipsoid at the tip, link centres of mass, and each
-joint's gravity torque. Frames are URDF link names, so markers line up with the TF tree
+"""What the node draws in rviz2: the Λ ellipsoid at the tip, link centres of mass, each
+joint's gravity torque, and in a Cartesian mode the target frame, the stiffness ellipsoid
+and the wrench the law commands. Frames are URDF link names, so markers line up with the TF tree
 that robot_state_publisher broadcasts from the same description."""
 
 import numpy as np
@@ -9,6 +10,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 NAMESPACE_LAMBDA, NAMESPACE_COM, NAMESPACE_TORQUE = "lambda_ellipsoid", "centre_of_mass", \
     "gravity_torque"
+NAMESPACE_TARGET, NAMESPACE_STIFFNESS, NAMESPACE_WRENCH = "cartesian_target", \
+    "stiffness_ellipsoid", "cartesian_wrench"
 
 
 def quaternion_from_matrix(R):
@@ -54,6 +57,51 @@ def lambda_ellipsoid(header, tip_position, Lambda, metres_per_kg=0.02, max_axis=
     return marker
 
 
+def _point(p):
+    return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+
+
+def _arrow(header, namespace, index, color, start, end, shaft=0.01):
+    marker = _marker(header, namespace, index, Marker.ARROW, color)
+    marker.points = [_point(start), _point(end)]
+    marker.scale = Vector3(x=shaft, y=2.0 * shaft, z=2.0 * shaft)
+    return marker
+
+
+def cartesian_markers(header, R_d, p_d, K, p_tip, F, lifetime, axis_length=0.1,
+                      metres_per_stiffness=2e-4, metres_per_newton=0.01, max_size=1.0):
+    """In the base frame (header.frame_id): the target frame (R_d, p_d [m]) as red, green and
+    blue arrows `axis_length` long; the ellipsoid of the translational stiffness K[:3, :3]
+    at p_d, its semi-axes along K's eigenvectors, each k [N/m] × metres_per_stiffness long;
+    the commanded force F[:3] [N] as an arrow from the tip p_tip, metres_per_newton per N
+    (sizes capped at max_size m). Each marker disappears after `lifetime` [s] unless
+    refreshed, so none outlives the mode."""
+    R_d, p_d, p_tip = (np.asarray(x, dtype=float) for x in (R_d, p_d, p_tip))
+    markers = [_arrow(header, NAMESPACE_TARGET, i, color, p_d, p_d + axis_length * R_d[:, i])
+               for i, color in enumerate(((1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0),
+                                          (0.0, 0.0, 1.0, 1.0)))]
+    k, axes = np.linalg.eigh(0.5 * (K[:3, :3] + K[:3, :3].T))
+    if np.linalg.det(axes) < 0.0:
+        axes[:, 0] = -axes[:, 0]
+    ellipsoid = _marker(header, NAMESPACE_STIFFNESS, 0, Marker.SPHERE, (0.9, 0.3, 0.9, 0.35))
+    ellipsoid.pose.position = _point(p_d)
+    ellipsoid.pose.orientation = quaternion_from_matrix(axes)
+    diameters = np.clip(2.0 * metres_per_stiffness * np.maximum(k, 0.0), 1e-3, 2.0 * max_size)
+    ellipsoid.scale = Vector3(x=float(diameters[0]), y=float(diameters[1]),
+                              z=float(diameters[2]))
+    markers.append(ellipsoid)
+    force = metres_per_newton * np.asarray(F[:3], dtype=float)
+    length = np.linalg.norm(force)
+    if length > max_size:
+        force *= max_size / length
+    markers.append(_arrow(header, NAMESPACE_WRENCH, 0, (1.0, 0.8, 0.0, 1.0), p_tip,
+                          p_tip + force))
+    seconds = int(lifetime)
+    for marker in markers:
+        marker.lifetime.sec, marker.lifetime.nanosec = seconds, int(1e9 * (lifetime - seconds))
+    return markers
+
+
 def centre_of_mass_markers(header, model, metres_per_kg=0.01):
     """A sphere at every body's centre of mass, in that body's link frame, sized by mass."""
     markers = []
@@ -81,12 +129,13 @@ def torque_markers(header, model, tau):
     return markers
 
 
-def marker_array(header, model, tip_position, Lambda, tau_gravity):
-    """All markers for one state; header.frame_id must be the base link."""
+def marker_array(header, model, tip_position, Lambda, tau_gravity, cartesian=()):
+    """All markers for one state; header.frame_id must be the base link. cartesian: the
+    markers of cartesian_markers, if any."""
     markers = [lambda_ellipsoid(header, tip_position, Lambda)]
     markers += centre_of_mass_markers(header, model)
     markers += torque_markers(header, model, tau_gravity)
-    return MarkerArray(markers=markers)
+    return MarkerArray(markers=markers + list(cartesian))
 
 
 def publish(node):
@@ -98,18 +147,23 @@ def publish(node):
         if node.controller is None or not node.controller.running:
             return
         try:
-            q, model, solver = node.controller.measured_state()[0], node.model, node.solver
+            (q, qd), model, solver = node.controller.measured_state(), node.model, node.solver
             R_tip, p_tip = solver.tip_pose(q)
             result = solver.operational_space(q, np.zeros_like(q))
             tau_g = solver.gravity(q)
+            target = node.controller.cartesian_target()
+            F = None if target is None else target.commanded_wrench(solver, q, qd)
         except Exception as exc:
             node.computation_failed(exc, "markers")
             return
     try:
         header = Header(stamp=node.get_clock().now().to_msg(), frame_id=model.base_link)
+        rate = node.get_parameter("marker_rate").value   # > 0: this runs on its timer
+        cartesian = () if F is None or not np.all(np.isfinite(F)) else cartesian_markers(
+            header, target.R_d, target.p_d, target.K, p_tip, F, lifetime=3.0 / rate)
         if np.all(np.isfinite(result.Lambda)):
             node.outputs.markers.publish(marker_array(header, model, p_tip, result.Lambda,
-                                                      tau_g))
+                                                      tau_g, cartesian))
         force, torque = R_tip.T @ result.gravity_wrench[:3], R_tip.T @ result.gravity_wrench[3:]
         msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=model.tip_link))
         (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = force.tolist()

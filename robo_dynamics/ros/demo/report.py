@@ -3,7 +3,7 @@
 import numpy as np
 
 from .scenario import (EFFORT_NOISE, IDENTIFIED_RMS_RATIO, OBSERVER_GAIN, PHASES, PUSH_FORCE,
-                       PUSH_SECONDS, desired)
+                       PUSH_SECONDS, TIP_FORCE, TIP_PUSH_SECONDS, TIP_RAMP_SECONDS, desired)
 
 
 def print_table(results):
@@ -63,6 +63,8 @@ def plot(records, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     tracked = [(name, r) for name, r in records.items() if r[0]]
+    if not tracked:
+        return False
     fig, axes = plt.subplots(2, len(tracked), figsize=(7 * len(tracked), 8), squeeze=False)
     for col, (name, (_, t, q, tau)) in enumerate(tracked):
         q_d = desired(t)[0]
@@ -77,9 +79,9 @@ def plot(records, path):
         axes[1, col].set_xlabel("time [s]")
         axes[0, col].legend(fontsize=7, ncol=3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
     plt.close(fig)
+    return True
 
 
 def plot_payload(phase, result, path):
@@ -133,6 +135,36 @@ def plot_external(observed, path):
     ax.set_xlabel("time [s]")
     ax.set_ylabel("τ_ext [N m]")
     ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def plot_compliance(observed, figures, path):
+    """The tip's displacement from its target per base axis (solid) against K⁻¹F while the
+    full push acts and zero otherwise (dashed), with the dry-friction band (shaded)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    t, d = observed["t_tip"], 1e3 * (observed["tip"] - observed["target"])
+    on = observed["push_at"] + TIP_RAMP_SECONDS
+    off = observed["push_at"] + TIP_PUSH_SECONDS - TIP_RAMP_SECONDS
+    full = (t >= on) & (t <= off)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for i, axis in enumerate("xyz"):
+        line, = ax.plot(t, d[:, i], label=f"{axis}")
+        expected = np.where(full, 1e3 * figures["expected"][i], 0.0)
+        ax.plot(t, expected, "--", color=line.get_color(), linewidth=0.9)
+        ax.fill_between(t, expected - 1e3 * figures["allowed"][i],
+                        expected + 1e3 * figures["allowed"][i], color=line.get_color(),
+                        alpha=0.12, linewidth=0)
+    ax.axvspan(observed["push_at"], off + TIP_RAMP_SECONDS, color="0.93", zorder=0)
+    ax.set_title(f"Cartesian impedance, pushed at the tip with {np.linalg.norm(TIP_FORCE):g} "
+                 "N: displacement (solid) vs K⁻¹F (dashed), shaded: the allowance "
+                 "(5 % + dry friction)", fontsize=9)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("tip − target [mm], base axes")
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

@@ -18,15 +18,19 @@ import numpy as np
 
 from ...paths import urdf_path
 from ..isolation import isolate
-from .report import plot, plot_external, plot_payload, print_table, summary
+from .report import (plot, plot_compliance, plot_external, plot_payload, print_table,
+                     summary)
 from ..conversions import seconds
-from .scenario import (ARMATURE, HOLD_AT, IDENTIFY_GOAL, JOINT_DAMPING, JOINT_FRICTION,
-                       LEAD_IN, PHASES, PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START,
-                       STOP_SECONDS)
+from .scenario import (ARMATURE, HOLD_AT, JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, PHASES,
+                       PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START, STOP_SECONDS,
+                       TIP_RAMP_SECONDS)
 from ..processes import stop_processes
-from .supervisor import Supervisor, move_to, start_processes, trajectory_from
-from .verdicts import (action_verdict, contact_verdict, identification_verdict, summarise,
-                       verdict)
+from . import compliance
+from .compliance import hold_tip
+from .goals import ending_at_rest, identify, send_goal
+from .supervisor import Supervisor, forearm_push, move_to, start_processes, trajectory_from
+from .verdicts import (action_verdict, compliance_verdict, contact_verdict,
+                       identification_verdict, summarise, verdict)
 
 # events the demo leaves out: the stream's start (every phase has one), and the node's
 # clock_stopped/clock_resumed, which say how long the simulation stood still in wall time
@@ -35,8 +39,9 @@ NOT_SHOWN = ("started", "clock_stopped", "clock_resumed")
 
 
 def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
-    from ... import load_robot
+    from ... import load_robot, make_solver
     robot = load_robot(urdf)
+    solver = make_solver(robot, "pinocchio")       # the tip's pose, for the demo's side
     sup = Supervisor(phase, robot, rate, lockstep, [])     # there first: found at once
     identified = outcome = None
     try:
@@ -64,6 +69,11 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             sup.run_to(now + RETURN_SECONDS + 0.5)
         else:
             sup.flowing(sup.run_to(START))
+        target = None
+        if phase.cartesian:    # held where the tip is, by Cartesian impedance
+            event, target = hold_tip(sup, solver)
+            if event.kind != "tracking":
+                raise RuntimeError(f"phase '{phase.name}': {event.message}")
         for attempt in range(3):
             now = sup.now()
             if not phase.track:
@@ -77,18 +87,21 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             if event.kind == "tracking":
                 break
             sup.run_to(now + 1.0)
-        start = now + LEAD_IN
+        lead_in, length = (0.0, compliance.SECONDS) if phase.cartesian else (LEAD_IN, duration)
+        start = now + lead_in
         sup.log[:] = sup.log[-1:]
         sup.contact.clear()
         push_at = LEAD_IN + 0.3 * duration if phase.push else None   # s after start
         report = lambda second: progress(f"  {phase.name}: {second - now:4.0f}/"
-                                         f"{LEAD_IN + duration:.0f} s")
-        if push_at is not None:
+                                         f"{lead_in + length:.0f} s")
+        if phase.cartesian:
+            push_at = compliance.push_and_let_go(sup, solver, start, report)
+        elif push_at is not None:
             sup.run_to(start + push_at, report)
-            sup.push(PUSH_FORCE)
+            sup.push(forearm_push(robot, PUSH_FORCE))
             sup.run_to(start + push_at + PUSH_SECONDS, report)
-            sup.push(0.0)
-        sup.run_to(start + duration, report)
+            sup.push(forearm_push(robot, 0.0))
+        sup.run_to(start + length, report)
         window = len(sup.log)          # the states the table and plots judge
         if phase.action:       # to its end: the last point, then at most constraints.goal_time
             end = seconds(msg.points[-1].time_from_start) + STOP_SECONDS
@@ -109,88 +122,14 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
                 "truth_t": np.array([c[0] for c in truth]) - start,
                 "truth": np.array([c[1] for c in truth]), "push_at": push_at,
                 "identified": identified, "wall": wall, "action": outcome,
-                "simulated": start + duration if lockstep else wall}
+                "simulated": start + length if lockstep else wall}
+    if phase.cartesian:                # the tip's positions [m], base frame, and its target
+        observed["tip"] = np.array([solver.tip_pose(entry[1])[1] for entry in log])[keep]
+        observed["t_tip"], observed["ramp"] = stamps[keep], TIP_RAMP_SECONDS
+        observed["target"], observed["jacobian"] = target[1], solver.jacobian(log[0][1])
     return (stamps[keep], np.array([entry[1] for entry in log])[keep],
             np.array([entry[2] for entry in log])[keep],
             [(t - start, e) for t, e in events if e.kind not in NOT_SHOWN], observed)
-
-
-def ending_at_rest(msg):
-    """`msg` with a last point STOP_SECONDS after its end, where it comes to rest (the
-    velocity's half-way distance on: a smooth stop), as a plan MoveIt sends ends."""
-    from trajectory_msgs.msg import JointTrajectoryPoint
-    import rclpy.duration
-    last = msg.points[-1]
-    q = np.add(last.positions, 0.5 * STOP_SECONDS * np.asarray(last.velocities))
-    zero = [0.0] * len(q)
-    msg.points.append(JointTrajectoryPoint(
-        positions=q.tolist(), velocities=zero, accelerations=zero,
-        time_from_start=rclpy.duration.Duration(
-            seconds=seconds(last.time_from_start) + STOP_SECONDS).to_msg()))
-    return msg
-
-
-def send_goal(sup, msg):
-    """Send `msg` as a FollowJointTrajectory goal, as MoveIt does: (the node's event,
-    tracking or refused; the future of the goal's result)."""
-    from rclpy.action import ActionClient
-    from control_msgs.action import FollowJointTrajectory
-    client = ActionClient(sup.node, FollowJointTrajectory,
-                          "/dynamics_node/follow_joint_trajectory")
-    sup.spin_until(client.server_is_ready, "no ~/follow_joint_trajectory action")
-    answered = len(sup.events)
-    msg.header.stamp.sec = msg.header.stamp.nanosec = 0     # MoveIt's: start on receipt
-    sent = client.send_goal_async(FollowJointTrajectory.Goal(trajectory=msg))
-    sup.spin_until(sent.done, "the FollowJointTrajectory goal was not answered")
-    result = sent.result().get_result_async()
-    sup.spin_until(lambda: result.done() or any(e.kind in ("tracking", "refused")
-                                                for _, e in sup.events[answered:]),
-                   "no answer to the FollowJointTrajectory goal")
-    event = next((e for _, e in sup.events[answered:] if e.kind in ("tracking", "refused")),
-                 None)
-    if event is None:          # ended before the controller saw it: its reason
-        raise RuntimeError(f"FollowJointTrajectory goal: {result.result().result}")
-    return event, result
-
-
-def identify(sup, phase, progress):
-    """The ~/identify_payload goal (poses the node chooses around the current one, apply),
-    sent on the paused simulation: its Result once the node has moved through the poses,
-    fitted and applied the payload (MODEL_CHANGE_DELAY after the last pose)."""
-    from rclpy.action import ActionClient
-    from robo_dynamics_interfaces.action import IdentifyPayload
-    from ...control.identification_session import MODEL_CHANGE_DELAY
-    client = ActionClient(sup.node, IdentifyPayload, "/dynamics_node/identify_payload")
-    shown = [None]
-
-    def show(message):
-        f = message.feedback
-        if (f.pose, f.phase) != shown[0]:       # a line per step, not per feedback
-            shown[0] = (f.pose, f.phase)
-            progress(f"  identifying the payload: pose {f.pose}/{f.poses}, {f.phase:<9}, "
-                     f"{f.samples} states")
-    try:
-        sup.spin_until(lambda: client.server_is_ready(), "no ~/identify_payload action")
-        answered, now = len(sup.events), sup.now()
-        sent = client.send_goal_async(
-            IdentifyPayload.Goal(link="tool0", apply=True, **IDENTIFY_GOAL),
-            feedback_callback=show)
-        sup.spin_until(sent.done, "the identification goal was not answered")
-        if not sent.result().accepted:
-            raise RuntimeError(f"phase '{phase.name}': the identification goal was rejected")
-        result = sent.result().get_result_async()
-        # the node plans on the paused simulation: its answer, then time runs
-        sup.spin_until(lambda: result.done() or any(e.kind in ("tracking", "refused")
-                                                    for _, e in sup.events[answered:]),
-                       "the identification did not start")
-        if not result.done():
-            g = IDENTIFY_GOAL
-            plan = g["pose_count"] * (g["move_time"] + g["settle_time"] + g["record_time"])
-            sup.run_to(now + plan + MODEL_CHANGE_DELAY + 2 * sup.period)
-            sup.spin_until(result.done, "the identification did not end", 600.0)
-        return result.result().result
-    finally:
-        client.destroy()
 
 
 def main(argv=None):
@@ -238,7 +177,7 @@ def main(argv=None):
     rclpy.init()
     records, results, failed, contacts, pushed = {}, {}, 0, {}, None
     simulated = wall = 0.0         # s: simulated time and the wall time it took
-    identified_result = None
+    identified_result = held = None
     try:
         for phase in selected:
             print(f"phase: {phase.name}", flush=True)
@@ -253,7 +192,11 @@ def main(argv=None):
                 print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
             records[phase.name] = (phase.track, t, q, tau)
             results[phase.name] = summarise(phase, t, q, tau, robot.effort_limit)
-            ok, sentence = verdict(phase, results[phase.name], events)
+            if phase.cartesian:
+                ok, sentence, compliant = compliance_verdict(observed, events)
+                held = (observed, compliant)
+            else:
+                ok, sentence = verdict(phase, results[phase.name], events)
             seen, contact_sentence, figures = contact_verdict(phase, observed, 1.0 / args.rate)
             contacts[phase.name] = figures
             failed += not (ok and seen)
@@ -281,8 +224,9 @@ def main(argv=None):
     failed += summary(results, contacts, args.engine)
     identified = [p for p in selected if p.guess_kg is not None]
     path = pathlib.Path(args.output).resolve()
-    plot(records, path)
-    print(f"plot: {path}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if plot(records, path):
+        print(f"plot: {path}")
     if identified_result is not None and identified_result.success:
         payload_plot = path.with_name(path.stem + "_payload.png")
         plot_payload(identified[0], identified_result, payload_plot)
@@ -291,6 +235,10 @@ def main(argv=None):
         external = path.with_name(path.stem + "_external_torques.png")
         plot_external(pushed, external)
         print(f"plot: {external}")
+    if held is not None and held[1]:
+        tip = path.with_name(path.stem + "_cartesian.png")
+        plot_compliance(*held, tip)
+        print(f"plot: {tip}")
     if failed:
         print(f"{failed} phase(s) NOT as expected")
     return 1 if failed else 0

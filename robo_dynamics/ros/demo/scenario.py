@@ -1,5 +1,5 @@
 """The closed-loop demo's scenario, on the default arm: sim_arm → joint_states → dynamics_node →
-effort commands → sim_arm, nine phases, each with fresh processes.
+effort commands → sim_arm, ten phases, each with fresh processes.
 
     python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
                                  [--free-running] [--output PNG] [--phases 7,8]
@@ -34,7 +34,15 @@ observer, default thresholds): the phases without a push must show no contact.
    the truth (sim_arm publishes the joint torques of the push) in a second plot;
 9. tracking as in 4., the trajectory (ending at rest) sent as MoveIt sends a plan: a
    control_msgs/FollowJointTrajectory goal to ~/follow_joint_trajectory; its result must be
-   SUCCEEDED, error_code SUCCESSFUL (within the goal tolerance after the last point).
+   SUCCEEDED, error_code SUCCESSFUL (within the goal tolerance after the last point);
+10. Cartesian impedance (docs/cartesian.md): the tip held compliantly where it is
+   (~/target_pose, TIP_STIFFNESS), pushed at the tip with TIP_FORCE for TIP_PUSH_SECONDS
+   (rising and falling over TIP_RAMP_SECONDS, as a hand's push), then let go
+   (collision_reaction none: the push is expected; friction not compensated, so that
+   the plant's dry friction alone bounds where the tip rests). Its own timeline (TIP_HOLD_SECONDS,
+   push, TIP_RELEASE_SECONDS), whatever --duration. The tip must give way by K⁻¹F and
+   spring back, each within COMPLIANCE_BOUND × |K⁻¹F| plus the band the plant's dry
+   friction can hold (verdicts.friction_band); a plot shows it.
 Each phase ends with a verdict against what it must show (drift, tracking within
 TRACKING_BOUND without a fault, no contact, or the safe hold; the push detected within
 3/K_O + one period); the exit status is 1 if one does not.
@@ -91,11 +99,14 @@ class Phase:
     finds the payload itself (~/identify_payload) before tracking; friction: the node
     compensates the plant's joint friction (knowing its coefficients); expect: 'hold' when
     the safety envelope must abandon the motion for its safe hold, else 'track'; action: the
-    trajectory goes to ~/follow_joint_trajectory (MoveIt's way), not ~/desired_trajectory."""
+    trajectory goes to ~/follow_joint_trajectory (MoveIt's way), not ~/desired_trajectory;
+    cartesian: the tip is held by Cartesian impedance and pushed (phase 10.)."""
 
     def __init__(self, name, track, payload_kg=0.0, declared=False, friction=False,
-                 expect="track", bound=None, push=False, guess_kg=None, action=False):
+                 expect="track", bound=None, push=False, guess_kg=None, action=False,
+                 cartesian=False):
         self.name, self.track, self.payload_kg = name, track, payload_kg
+        self.cartesian = cartesian    # held at the tip's pose, pushed at the tip
         self.action = action          # the trajectory as a FollowJointTrajectory goal
         self.declared, self.friction, self.expect = declared, friction, expect
         self.push = push
@@ -116,5 +127,13 @@ PHASES = [Phase("gravity compensation", False),
           Phase("computed torque, pushed on the forearm", True, friction=True, expect="hold",
                 push=True),
           Phase("computed torque via FollowJointTrajectory", True, friction=True,
-                action=True)]
+                action=True),
+          Phase("Cartesian impedance, pushed at the tip", False, cartesian=True)]
 STOP_SECONDS = 1.0         # s: the action phase's trajectory comes to rest over this
+# the Cartesian phase (10.): the stiffness [N/m, N·m/rad] (the node's default), a push
+TIP_STIFFNESS = [500.0, 500.0, 500.0, 2.0, 2.0, 2.0]
+TIP_FORCE = np.array([0.0, 30.0, 0.0])     # N, base axes, at the tip (tool0's origin)
+TIP_HOLD_SECONDS, TIP_PUSH_SECONDS, TIP_RELEASE_SECONDS = 0.5, 1.5, 2.0   # s
+TIP_RAMP_SECONDS = 0.2     # s: the push rises and falls over this (a step of 30 N spins the
+                           # URDF's light wrist beyond the velocity bound: the safe hold)
+COMPLIANCE_BOUND = 0.05    # relative to |K⁻¹F|, beside the dry-friction band

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..processes import node_command, spin_until
 from .scenario import (ARMATURE, EFFORT_NOISE, JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, Q0,
-                       desired)
+                       TIP_STIFFNESS, desired)
 
 
 def start_processes(urdf, phase, rate, engine, lockstep):
@@ -32,6 +32,8 @@ def start_processes(urdf, phase, rate, engine, lockstep):
         node += payload
     if phase.guess_kg is not None:     # a rough mass at the flange, where the node will
         node += ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.guess_kg}"]  # look
+    if phase.cartesian:      # the push at the tip is expected: no hold for it
+        node += ["-p", "collision_reaction:=none", "-p", f"cartesian.stiffness:={TIP_STIFFNESS}"]
     if phase.friction:
         node += ["-p", "friction_compensation:=true", "-p", f"viscous_friction:={JOINT_DAMPING}",
                  "-p", f"coulomb_friction:={JOINT_FRICTION}"]
@@ -96,7 +98,7 @@ class Supervisor:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        from geometry_msgs.msg import WrenchStamped
+        from geometry_msgs.msg import PoseStamped, WrenchStamped
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import JointState
         from trajectory_msgs.msg import JointTrajectory
@@ -133,6 +135,7 @@ class Supervisor:
             JointTrajectory, "/dynamics_node/desired_trajectory", 10)
         self.set_point_pub = node.create_publisher(JointState, "/dynamics_node/desired_state",
                                                    10)
+        self.pose_pub = node.create_publisher(PoseStamped, "/dynamics_node/target_pose", 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
         self.run_until_pub = node.create_publisher(Clock, "/sim_arm/run_until", latched)
@@ -240,11 +243,12 @@ class Supervisor:
                         f"no answer to the {what}")
         return next(e for _, e in self.events[answered:] if e.kind in ("tracking", "refused"))
 
-    def push(self, force):
-        """Push the forearm with `force` [N] from now (0: stop), once sim_arm has it."""
+    def push(self, wrench):
+        """Apply the WrenchStamped `wrench` from now (a zero wrench: stop), once sim_arm has
+        it."""
         received = len(self.truth)
         at = self.now()
-        self.publish(self.push_pub, forearm_push(self.robot, force))
+        self.publish(self.push_pub, wrench)
         self.spin_until(lambda: any(abs(t - at) < 1e-6 for t, _ in self.truth[received:]),
                         "sim_arm did not take the push")
 

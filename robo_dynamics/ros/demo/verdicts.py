@@ -3,7 +3,11 @@
 
 import numpy as np
 
-from .scenario import IDENTIFIED_MASS_BOUND, OBSERVER_GAIN, Q0, desired
+from .scenario import (COMPLIANCE_BOUND, IDENTIFIED_MASS_BOUND, JOINT_FRICTION, OBSERVER_GAIN,
+                       Q0, TIP_FORCE, TIP_PUSH_SECONDS, TIP_RAMP_SECONDS, TIP_STIFFNESS,
+                       desired)
+
+SETTLED = 0.3      # s: the tip's rest position is its mean over the last SETTLED s of a part
 
 
 def summarise(phase, t, q, tau, effort_limit):
@@ -59,7 +63,8 @@ def verdict(phase, summary, events):
 def contact_verdict(phase, observed, period):
     """(as expected?, sentence, figures) on the external-torque estimate of one phase: no
     contact without a push (the unknown payload is a real external load: not judged);
-    with a push, the collision within 3/K_O + one period of the push, none before it."""
+    with a push, the collision within 3/K_O + one period of the push reaching its full force
+    (observed['ramp'] [s] after it starts, 0 if absent), none before it."""
     t, levels, estimate = observed["t"], observed["levels"], observed["estimate"]
     if len(t) == 0:
         return False, "NOT as expected: no contact state received", {}
@@ -83,11 +88,13 @@ def contact_verdict(phase, observed, period):
     if not len(pushed) or not len(collided):
         return False, "NOT as expected: the push was not seen as a collision", figures
     start = pushed[0]          # sim_arm's receipt: the push acts from that state on
-    bound = 3.0 / OBSERVER_GAIN + period
+    ramp = observed.get("ramp", 0.0)      # [s] until the push is at its full force
+    bound = ramp + 3.0 / OBSERVER_GAIN + period
     figures["delay"] = float(collided[0] - start)
     ok = figures["delay"] <= bound
     sentence += (f" before the push; collision {1e3 * figures['delay']:.0f} ms after it "
-                 f"{'≤' if ok else '>'} 3/K_O + one period = {1e3 * bound:.0f} ms")
+                 f"{'≤' if ok else '>'} " + (f"its rise {1e3 * ramp:.0f} ms + " if ramp else "")
+                 + f"3/K_O + one period = {1e3 * bound:.0f} ms")
     return ok, sentence + (", as expected" if ok else ", NOT as expected"), figures
 
 
@@ -105,3 +112,39 @@ def action_verdict(outcome):
     return ok, (f"{STATUS.get(outcome.status, outcome.status)}, error_code "
                 f"{result.error_code}: {result.error_string}"
                 + ("" if ok else ", NOT as expected"))
+
+
+def friction_band(J, K, coulomb):
+    """(3,) [m]: how far, per base axis, the tip may rest from where the stiffness alone puts
+    it, when each joint's dry friction holds up to its Coulomb torque c_j. At rest
+    Jᵀ(K e + F) = τ_f with |τ_f,j| ≤ c_j, so e differs from −K⁻¹F by K⁻¹ J⁻ᵀ τ_f: per axis
+    at most Σ_j |(K⁻¹ J⁻ᵀ)_ij| c_j. J (6, 6) the tip's Jacobian ([linear; angular], base
+    axes), K (6, 6), coulomb (6,) [N·m]."""
+    return (np.abs(np.linalg.solve(K, np.linalg.inv(J.T))) @ np.asarray(coulomb))[:3]
+
+
+def compliance_verdict(observed, events):
+    """(as expected?, sentence, figures) of the Cartesian phase: pushed with TIP_FORCE from
+    observed['push_at'] [s] for TIP_PUSH_SECONDS (ramps included), the tip (observed['tip']
+    (N, 3) [m] at observed['t_tip'] [s]) rests at K⁻¹F from its target (observed['target'] (3,)), and after
+    the push back at the target, each within COMPLIANCE_BOUND × |K⁻¹F| plus the band the
+    plant's dry friction can hold (friction_band at observed['jacobian']); no safe hold."""
+    holds = [at for at, event in events if event.kind == "safe_hold"]
+    if holds:
+        return False, f"NOT as expected: safe hold at t = {holds[0]:+.2f} s", {}
+    t, tip, target = observed["t_tip"], observed["tip"], observed["target"]
+    K = np.diag(TIP_STIFFNESS)
+    expected = np.linalg.solve(K[:3, :3], TIP_FORCE)             # K⁻¹F [m]
+    band = friction_band(observed["jacobian"], K, JOINT_FRICTION)
+    allowed = COMPLIANCE_BOUND * np.linalg.norm(expected) + band
+    end = observed["push_at"] + TIP_PUSH_SECONDS - TIP_RAMP_SECONDS    # the full push's end
+    pushed = tip[(t >= end - SETTLED) & (t < end)].mean(axis=0) - target
+    back = tip[t >= t[-1] - SETTLED].mean(axis=0) - target
+    ok = bool(np.all(np.abs(pushed - expected) <= allowed) and np.all(np.abs(back) <= allowed))
+    mm = lambda v: "(" + ", ".join(f"{1e3 * x:+.1f}" for x in v) + ") mm"
+    figures = {"expected": expected, "pushed": pushed, "back": back, "allowed": allowed}
+    return ok, (f"pushed with {np.linalg.norm(TIP_FORCE):g} N, the tip gave way by "
+                f"{mm(pushed)} against K⁻¹F = {mm(expected)}; let go, it rests at {mm(back)} "
+                f"from its target; each axis within {100 * COMPLIANCE_BOUND:g} % of |K⁻¹F| + "
+                f"the plant's dry-friction band {mm(band)}"
+                + (", as expected" if ok else ", NOT as expected")), figures
