@@ -2,7 +2,9 @@
 the laws against Pinocchio's forward dynamics (the tip accelerates as the law says), the
 damping from double diagonalisation against the closed loop's eigenvalues, the sampled-loop
 stability check against the loop iterated, and closed-loop on the MuJoCo plant of the UR5e:
-a tip force displaces the tip by K⁻¹F, a 5 cm step has the commanded damping ratio."""
+a tip force displaces the tip by K⁻¹F, a 5 cm step has the commanded damping ratio, the
+operational-space law moves each axis as its own mass-spring-damper; and on the Panda the
+nullspace posture holds the elbow while the tip is pushed."""
 
 import numpy as np
 import pytest
@@ -149,28 +151,32 @@ def test_the_nullspace_torque_gives_the_tip_no_acceleration():
 
 # -- closed loop on MuJoCo -----------------------------------------------------------------
 class Loop:
-    """The controller closing the loop on MuJoCo's UR5e (1 kHz, RK4), settled at q0 by a
-    joint set-point first."""
+    """The controller closing the loop on MuJoCo's model of `robot` (default the UR5e; 1 kHz,
+    RK4), settled at q0 by a joint set-point first."""
 
-    def __init__(self, q0):
+    def __init__(self, q0, robot=ROBOT):
+        n, names = robot.dof, list(robot.joint_names)
+        self.robot, self.names = robot, names
+        self.ref = REF if robot is ROBOT else rd.make_solver(robot, "pinocchio")
         settings = Settings(
-            kp=np.full(N, 400.0), kd=np.full(N, 40.0), effort_bound=ROBOT.effort_limit,
-            max_torque_rate=np.full(N, 1000.0), start_tolerance=np.full(N, 0.01),
-            max_tracking_error=np.full(N, 0.25),
-            velocity_bound=velocity_bounds(ROBOT.velocity_limit),
-            hold_damping=default_hold_damping(REF), stale_timeout=0.1)
-        self.ctrl = Controller(rd.make_solver(ROBOT, "pinocchio"),
-                               JointStateMerger(NAMES, NAMES), settings)
-        self.arm = SimulatedArm(MujocoPlant(ROBOT, "rk4", DT), q0, command_timeout=1.0,
+            kp=np.full(n, 400.0), kd=np.full(n, 40.0), effort_bound=robot.effort_limit,
+            max_torque_rate=np.full(n, 1000.0), start_tolerance=np.full(n, 0.01),
+            max_tracking_error=np.full(n, 0.25),
+            velocity_bound=velocity_bounds(robot.velocity_limit),
+            hold_damping=default_hold_damping(self.ref), stale_timeout=0.1)
+        self.ctrl = Controller(rd.make_solver(robot, "pinocchio"),
+                               JointStateMerger(names, names), settings)
+        self.arm = SimulatedArm(MujocoPlant(robot, "rk4", DT), q0, command_timeout=1.0,
                                 brakes=True)
         self.t = 0.0
         self.run(0.01)
-        assert self.ctrl.desire(SetPoint(q0, np.zeros(N)), self.t).kind == "tracking"
+        assert self.ctrl.desire(SetPoint(q0, np.zeros(n)), self.t).kind == "tracking"
         self.run(1.0)
 
     def run(self, seconds, each=None):
         for _ in range(int(round(seconds / DT))):
-            cycle = self.ctrl.step(NAMES, self.arm.q.tolist(), self.arm.v.tolist(), [], self.t)
+            cycle = self.ctrl.step(self.names, self.arm.q.tolist(), self.arm.v.tolist(), [],
+                                   self.t)
             if cycle.command is not None:
                 self.arm.set_command(cycle.command)
             self.arm.step()
@@ -179,7 +185,7 @@ class Loop:
                 each()
 
     def tip(self):
-        return REF.tip_pose(self.arm.q)
+        return self.ref.tip_pose(self.arm.q)
 
 
 @pytest.mark.parametrize("pose", sorted(POSES))
@@ -242,3 +248,60 @@ def test_a_stiffness_the_control_period_cannot_hold_is_refused_and_nothing_chang
     event = loop.ctrl.desire(stiff, loop.t)
     assert event.kind == "refused" and "too high for the control period 1 ms" in event.message
     assert loop.ctrl.mode == "tracking" and isinstance(loop.ctrl.motion, SetPoint)
+
+
+@pytest.mark.parametrize("pulled", [True, False], ids=["posture", "no posture"])
+def test_the_nullspace_posture_holds_the_elbow_while_the_tip_is_pushed(pulled):
+    """Panda (7 joints) on MuJoCo, the tip held and pushed with F. The tip gives way by K⁻¹F
+    either way. With the posture q_n (where it started) the pull's torque at rest lies in
+    range(Jᵀ) (N τ_0 = 0), so q − q_n has no self-motion part to first order: the elbow's
+    swivel nᵀ(q − q_n) (n spans J's null space) stays near zero and returns after the push.
+    Without a posture nothing acts on the swivel: the push leaves it turned."""
+    panda = load_arm("panda")
+    q_n = np.array([0.1, -0.4, 0.2, -2.0, 0.1, 1.8, 0.6])
+    loop = Loop(q_n, panda)
+    R0, p0 = loop.tip()
+    K = np.diag([500.0] * 3 + [20.0] * 3)
+    held = target(c.CARTESIAN_IMPEDANCE, R0, p0, K, posture=q_n if pulled else None,
+                  n=panda.dof)
+    assert loop.ctrl.desire(held, loop.t).kind == "tracking"
+    n = np.linalg.svd(loop.ref.jacobian(q_n))[2][-1]            # the swivel direction
+    swivel = []
+    F = np.array([10.0, -8.0, 6.0])                             # N, base axes
+    loop.arm.set_external_wrench(panda.tip_link, R0.T @ F, np.zeros(3))
+    loop.run(4.0, each=lambda: swivel.append(n @ (loop.arm.q - q_n)))
+    np.testing.assert_allclose(loop.tip()[1] - p0, F / np.diag(K)[:3], rtol=0.05)
+    loop.arm.set_external_wrench(panda.tip_link, np.zeros(3), np.zeros(3))
+    loop.run(4.0)
+    assert loop.ctrl.mode == c.CARTESIAN_IMPEDANCE, loop.ctrl.last_event
+    assert np.linalg.norm(loop.tip()[1] - p0) < 1e-4
+    after = abs(n @ (loop.arm.q - q_n))
+    if pulled:      # |q − q_n| is 0.1 rad at the end of the push
+        assert max(np.abs(swivel)) < 0.01 and abs(swivel[-1]) < 2e-3 and after < 1e-4
+    else:
+        assert after > 0.02
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2], ids=["x", "y", "z"])
+def test_operational_space_moves_each_axis_as_its_own_mass_spring_damper(axis):
+    """K = 100/s², ζ = 0.3 per unit inertia: a 2 cm step along one base axis follows
+    ë + 2ζω ė + ω² e = 0 (ω = 10 rad/s) whatever Λ is — the damping ratio from the first two
+    extrema, the damped frequency ω√(1 − ζ²) from their spacing — and the other axes hardly
+    move (Λ decouples them)."""
+    loop = Loop(np.array(POSES["elbow up"]))
+    R0, p0 = loop.tip()
+    zeta, omega = 0.3, 10.0
+    p_d = p0 + 0.02 * np.eye(3)[axis]
+    held = target(c.OPERATIONAL_SPACE, R0, p_d, np.diag([omega ** 2] * 6), zeta)
+    assert loop.ctrl.desire(held, loop.t).kind == "tracking"
+    errors = []
+    loop.run(2.0, each=lambda: errors.append(c.pose_error(*loop.tip(), R0, p_d, 1.0, 1.0)))
+    assert loop.ctrl.mode == c.OPERATIONAL_SPACE, loop.ctrl.last_event
+    e = np.array(errors)
+    z = e[:, axis]
+    turns = [k for k in range(1, len(z) - 1) if (z[k] - z[k - 1]) * (z[k + 1] - z[k]) < 0]
+    assert modal_zeta(z) == pytest.approx(zeta, rel=0.05)
+    assert np.pi / ((turns[1] - turns[0]) * DT) == pytest.approx(
+        omega * np.sqrt(1.0 - zeta ** 2), rel=0.03)
+    assert np.abs(np.delete(e[:, :3], axis, axis=1)).max() < 0.03 * 0.02
+    assert np.abs(e[:, 3:]).max() < 0.005

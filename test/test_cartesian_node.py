@@ -180,6 +180,49 @@ def test_a_bad_target_is_refused_with_its_reason_and_the_tip_stays_held(loop, ba
     assert np.linalg.norm(loop.tip()[1] - p0) < 1e-3
 
 
+def test_operational_space_over_ros_moves_the_tip_as_a_mass_spring_damper(loop):
+    """cartesian.law operational_space, K = 100/s² (~/target_stiffness), ζ = 0.3: a 2 cm step
+    along base x follows ë + 2ζω ė + ω² e = 0 (ω = 10 rad/s) on MuJoCo's arm through the node
+    at 500 Hz: ζ from the first two extrema within 10 %, the damped frequency within 5 %,
+    the other axes within 5 % of the step. Then back to Cartesian impedance."""
+    assert loop.node.set_parameters(overrides({"cartesian.law": "operational_space",
+                                               "cartesian.damping_ratio": 0.3}))[0].successful
+    try:
+        R0, p0 = loop.tip()
+        count = len(loop.events)
+        loop.stiffness.publish(Float64MultiArray(data=[100.0] * 6))
+        event = loop.event_after(count)
+        assert (event.kind, event.mode) == ("tracking", "operational_space"), event.message
+        p_d = p0 + np.array([0.02, 0.0, 0.0])
+        loop.send_pose(R0, p_d)
+        end, samples = loop.now() + 1.5, {}
+
+        def sample():
+            samples[loop.now()] = loop.tip()[1] - p_d
+            return loop.now() >= end
+        assert loop.spin_until(sample, timeout=120.0)
+        t = np.array(sorted(samples))
+        e = np.array([samples[k] for k in t])
+        z = e[:, 0]
+        turns = [k for k in range(1, len(z) - 1) if (z[k] - z[k - 1]) * (z[k + 1] - z[k]) < 0]
+        r = np.log(abs(z[turns[1]] / z[turns[0]]))
+        assert -r / np.sqrt(np.pi ** 2 + r ** 2) == pytest.approx(0.3, rel=0.10)
+        assert np.pi / (t[turns[1]] - t[turns[0]]) == pytest.approx(10.0 * np.sqrt(0.91),
+                                                                    rel=0.05)
+        assert np.abs(e[:, 1:]).max() < 0.05 * 0.02
+    finally:
+        assert loop.node.set_parameters(overrides({"cartesian.law": "cartesian_impedance",
+                                                   "cartesian.damping_ratio": 1.0}))[0] \
+            .successful
+    count = len(loop.events)       # the stiffness first: 100 N·m/rad is too stiff for the
+    loop.stiffness.publish(Float64MultiArray(data=K))       # impedance law's rotation
+    assert loop.event_after(count).mode == "cartesian_impedance"
+    loop.send_pose(R0, p0)
+    loop.wait(4.0)
+    assert loop.node.controller.mode == "cartesian_impedance"
+    assert np.linalg.norm(loop.tip()[1] - p0) < 1e-3
+
+
 def test_a_far_target_is_approached_at_the_clipped_error_not_as_a_step(loop):
     """1 m away, the error clipped to e_c = 2 cm: the tip is pulled by at most K e_c, and its
     speed stays below e_c √(K_max / m_min), what a spring stretched by e_c gives the lightest
