@@ -152,7 +152,7 @@ def test_a_tip_force_displaces_the_held_tip_by_the_compliance_and_it_springs_bac
 
 
 @pytest.mark.parametrize("bad, words", [
-    ("frame", "frame_id 'world_x': expected 'base_link' or 'tool0'"),
+    ("frame", "frame_id 'world_x': expected 'base_link', 'tool0' or a link of the chain"),
     ("quaternion", "unit quaternion"),
     ("five stiffness values", "6 or 36 finite values, got 5"),
     ("too stiff", "too high for the control period 2 ms"),
@@ -177,6 +177,29 @@ def test_a_bad_target_is_refused_with_its_reason_and_the_tip_stays_held(loop, ba
     assert event.kind == "refused" and words in event.message, event.message
     assert event.mode == "cartesian_impedance"
     loop.wait(0.5)
+    assert np.linalg.norm(loop.tip()[1] - p0) < 1e-3
+
+
+def test_a_target_in_a_link_frame_is_placed_where_that_link_is(loop):
+    """frame_id forearm_link: 2 cm along the forearm's x axis from the tip, in the forearm's
+    frame (its pose from Pinocchio's own kinematics of the URDF); the tip goes there."""
+    import pinocchio as pin
+    model = pin.buildModelFromUrdf(URDF)
+    data = model.createData()
+    q = loop.sim.arm.q.copy()
+    pin.framesForwardKinematics(model, data, q)
+    forearm = data.oMf[model.getFrameId("forearm_link")]
+    R0, p0 = loop.tip()
+    R_f, p_f = forearm.rotation, forearm.translation
+    p_d = p0 + 0.02 * R_f[:, 0]
+    count = loop.send_pose(R_f.T @ R0, R_f.T @ (p_d - p_f), "forearm_link")
+    loop.wait(4.0)            # admitted: no event (the mode is the same), a refusal has one
+    assert len(loop.events) == count, [e.message for e in loop.events[count:]]
+    R, p = loop.tip()
+    assert np.linalg.norm(p - p_d) < 1e-3
+    assert np.linalg.norm(rotation_vector(R @ R0.T)) < 0.01
+    loop.send_pose(R0, p0)
+    loop.wait(4.0)
     assert np.linalg.norm(loop.tip()[1] - p0) < 1e-3
 
 

@@ -29,8 +29,11 @@ step; a stiffness the loop cannot hold at the control period is refused (`stabil
 the controller's clamp, rate limit and watchdogs apply as in every mode.
 """
 
+import math
+
 import numpy as np
 
+from ..algorithms import small_linalg
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
 from .trajectory import Motion
@@ -42,42 +45,43 @@ STIFFNESS_MARGIN = 4.0   # a stiffness is refused unless 4 × it keeps the sampl
 
 def rotation_vector(R):
     """φ (3,) with R = exp([φ]×), |φ| ≤ π (the logarithm of a rotation matrix)."""
-    c = np.clip(0.5 * (np.trace(R) - 1.0), -1.0, 1.0)
-    angle = np.arccos(c)
+    c = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
+    angle = math.acos(c)
     w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
     if angle < 1e-6:
         return w                             # sin θ ≈ θ: w ≈ θ a
-    if angle < np.pi - 1e-6:
-        return angle / np.sin(angle) * w
+    if angle < math.pi - 1e-6:
+        return (angle / math.sin(angle)) * w
     # θ ≈ π: the axis from the symmetric part, R + I = 2 a aᵀ (its largest column)
     B = 0.5 * (R + np.eye(3))
     k = int(np.argmax(np.diag(B)))
-    axis = B[:, k] / np.sqrt(max(B[k, k], 1e-300))
+    axis = B[:, k] / math.sqrt(max(B[k, k], 1e-300))
     return angle * axis * (1.0 if axis @ w >= 0.0 else -1.0)
 
 
 def pose_error(R, p, R_d, p_d, max_position_error, max_orientation_error):
     """e (6,) = [p_d − p; φ(R_d Rᵀ)] in base axes, each part clipped to its norm bound."""
-    e = np.concatenate((p_d - p, rotation_vector(R_d @ R.T)))
+    e = np.empty(6)
+    e[:3] = p_d - p
+    e[3:] = rotation_vector(R_d @ R.T)
     for part, bound in ((e[:3], max_position_error), (e[3:], max_orientation_error)):
-        size = np.linalg.norm(part)
+        size = math.sqrt(part @ part)
         if size > bound:
             part *= bound / size
     return e
 
 
 def modal_damping(Lambda, K, zeta):
-    """(D (6, 6), ω (6,)): D = 2ζ Λ^½ (Λ^-½ K Λ^-½)^½ Λ^½, which is Qᵀ diag(2ζω) Q for Q
-    with Λ = QᵀQ and K = Qᵀ diag(ω²) Q, so each mode of Λ ë + D ė + K e = 0 has damping
-    ratio ζ and natural frequency ω [rad/s] (Albu-Schäffer et al., ICRA 2003, §III)."""
-    lam, U = np.linalg.eigh(0.5 * (Lambda + Lambda.T))
-    lam = np.maximum(lam, 1e-12 * lam[-1])        # Λ positive definite (n ≥ 6)
-    root = (U * np.sqrt(lam)) @ U.T               # Λ^½
-    inverse_root = (U / np.sqrt(lam)) @ U.T       # Λ^-½
-    A = inverse_root @ K @ inverse_root
-    k0, V = np.linalg.eigh(0.5 * (A + A.T))
+    """(D (6, 6), ω (6,)): D = Qᵀ diag(2ζω) Q for any Q with Λ = QᵀQ and K = Qᵀ diag(ω²) Q,
+    so each mode of Λ ë + D ė + K e = 0 has damping ratio ζ and natural frequency ω [rad/s]
+    (Albu-Schäffer et al., ICRA 2003, §III). Q from the Cholesky factor Λ = C Cᵀ and the
+    eigenvectors W of C⁻¹ K C⁻ᵀ: Q = Wᵀ Cᵀ (the same D as 2ζ Λ^½ (Λ^-½ K Λ^-½)^½ Λ^½)."""
+    C = small_linalg.cholesky(Lambda)           # Λ positive definite: the node's bounded Λ
+    C_inv = small_linalg.inv(C)
+    k0, W = small_linalg.eigh(C_inv @ K @ C_inv.T)
     omega = np.sqrt(np.maximum(k0, 0.0))
-    D = root @ ((V * (2.0 * zeta * omega)) @ V.T) @ root
+    B = C @ W                                           # Qᵀ
+    D = (B * (2.0 * zeta * omega)) @ B.T
     return 0.5 * (D + D.T), omega
 
 

@@ -2,9 +2,10 @@
 
     ~/target_pose       geometry_msgs/PoseStamped: hold the tip (tip_link's origin) at this
                         pose by the law of parameter cartesian.law; frame_id base_link (or
-                        empty) or tip_link (then relative to the tip now)
+                        empty), tip_link or a link of the chain (then relative to that
+                        link's pose now)
     ~/target_wrench     geometry_msgs/WrenchStamped: a wrench [N, N·m] the tip applies to
-                        its surroundings (F_ff), base_link or tip_link axes, at the tip
+                        its surroundings (F_ff), in the axes of a frame as above, at the tip
     ~/target_stiffness  std_msgs/Float64MultiArray: K, 6 values (its diagonal) or 36 (row
                         major), [x, y, z, rx, ry, rz] in base axes
     ~/target_joint      sensor_msgs/JointState: the nullspace posture by joint name (no
@@ -20,6 +21,7 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from ..algorithms.kinematics import forward_kinematics
 from ..control.cartesian import LAWS, CartesianTarget
 from ..control.joint_order import order_of
 from . import conversions
@@ -124,16 +126,22 @@ class CartesianTargets:
                                value("max_position_error"), value("max_orientation_error"))
 
     def _in_base(self, frame, R, p, what):
-        """(R, p) given in `frame` → the base frame: base_link (or empty) as is; tip_link
-        relative to the tip's pose at the last joint state."""
+        """(R, p) given in `frame` → the base frame: base_link (or empty) as is; tip_link or
+        a link of the chain relative to that link's pose at the last joint state."""
         model = self.node.model
         if frame in ("", model.base_link):
             return R, p
-        if frame != model.tip_link:
-            raise ValueError(f"{what} frame_id '{frame}': expected '{model.base_link}' or "
-                             f"'{model.tip_link}'")
+        if frame != model.tip_link and frame not in model.body_links:
+            raise ValueError(f"{what} frame_id '{frame}': expected '{model.base_link}', "
+                             f"'{model.tip_link}' or a link of the chain "
+                             f"({', '.join(model.body_links)})")
         state = self.node.controller.measured_state()
         if state is None:
-            raise ValueError("no joint state yet to place the tip frame")
-        R_tip, p_tip = self.node.solver.tip_pose(state[0])
-        return R_tip @ R, p_tip + R_tip @ p
+            raise ValueError(f"no joint state yet to place frame '{frame}'")
+        if frame == model.tip_link:
+            R_f, p_f = self.node.solver.tip_pose(state[0])
+        else:
+            kinematics = forward_kinematics(model, state[0][None])
+            i = model.body_links.index(frame)
+            R_f, p_f = kinematics.R[0, i], kinematics.o[0, i]
+        return R_f @ R, p_f + R_f @ p
