@@ -305,3 +305,27 @@ def test_operational_space_moves_each_axis_as_its_own_mass_spring_damper(axis):
         omega * np.sqrt(1.0 - zeta ** 2), rel=0.03)
     assert np.abs(np.delete(e[:, :3], axis, axis=1)).max() < 0.03 * 0.02
     assert np.abs(e[:, 3:]).max() < 0.005
+
+
+def test_switching_to_a_cartesian_law_is_a_ramp():
+    """From tracking a set-point to a far Cartesian target (the clipped pull, 0.1 m at
+    3000 N/m): each command differs from the last by at most max_torque_rate × period, and
+    the commands reach the law's torque once the ramp has had time to."""
+    loop = Loop(np.array(POSES["elbow up"]))
+    R0, p0 = loop.tip()
+    q, qd = loop.arm.q.copy(), np.zeros(N)
+    far = target(c.CARTESIAN_IMPEDANCE, R0, p0 + np.array([0.3, 0.0, 0.0]),
+                 np.diag([3000.0] * 3 + [2.0] * 3))
+    ctrl, rate = loop.ctrl, loop.ctrl.settings.max_torque_rate
+    commands = [ctrl.step(NAMES, q.tolist(), qd.tolist(), [], loop.t).command]
+    assert ctrl.desire(far, loop.t).kind == "tracking"
+    law = far.torque(ctrl.solver, q, qd)
+    jump = np.abs(law - commands[0]).max()
+    assert jump > 20.0                                       # N·m: a step if not ramped
+    for k in range(1, 200):                                  # the arm held still
+        commands.append(ctrl.step(NAMES, q.tolist(), qd.tolist(), [], loop.t + k * DT).command)
+    steps = np.abs(np.diff(commands, axis=0))
+    assert np.all(steps <= rate * DT + 1e-9)
+    assert steps.max() == pytest.approx(rate[0] * DT)        # it was ramping
+    np.testing.assert_allclose(commands[-1], np.clip(law, -ROBOT.effort_limit,
+                                                     ROBOT.effort_limit), atol=1e-9)
