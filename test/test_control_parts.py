@@ -10,7 +10,7 @@ import pytest
 import robo_dynamics as rd
 from robo_dynamics.control import controller as core
 from robo_dynamics.control.momentum_observer import External
-from robo_dynamics.control.cycle_outputs import clamped_gravity, tip_quantities
+from robo_dynamics.control.cycle_outputs import Rest
 from robo_dynamics.control.identification_session import VELOCITY_SHARE, IdentificationSession
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.model_changes import ModelChangeSchedule
@@ -44,18 +44,20 @@ def test_settings_take_the_urdf_friction_and_half_the_effort_limits():
     assert own.viscous is None and own.coulomb is None
 
 
-def _controller_at(model, q, tau_ext=None, **values):
-    """A controller whose merger holds state q at rest, and a Cycle with gravity g(q) and
-    (optionally) an external-torque estimate."""
+def _rest_at(model, q, tau_ext=None, **values):
+    """The Rest of a controller's step at state q at rest (gravity compensation, the second
+    of two states: the first command), with the external torques tau_ext (None: no
+    observer)."""
     solver = rd.make_solver(model, "rnea")
     names = list(model.joint_names)
-    merger = JointStateMerger(names, names)
-    merger.update(names, q, np.zeros(len(q)), 0.0)
-    controller = core.Controller(solver, merger,
-                                 controller_settings({**VALUES, **values}, model, solver))
+    settings = controller_settings({**VALUES, **values}, model, solver)
+    controller = core.Controller(solver, JointStateMerger(names, names), settings)
+    zero = [0.0] * len(q)
+    for t in (0.0, 0.001):
+        cycle = controller.step(names, list(q), zero, [], t)
+    assert cycle.command is not None and np.array_equal(cycle.rest.q, q)
     external = None if tau_ext is None else External(tau_ext, [0] * len(q))
-    cycle = core.Cycle(None, np.zeros(len(q)), solver.gravity(q), (), external)
-    return controller, cycle
+    return Rest(solver, cycle.rest.q, cycle.rest.gravity, external, settings), settings
 
 
 def test_a_states_lambda_and_wrench_against_pinocchio():
@@ -66,23 +68,23 @@ def test_a_states_lambda_and_wrench_against_pinocchio():
     q = np.array([0.3, -1.1, 1.4, -0.9, 1.2, 0.4])
     J, M = reference.jacobian(q), reference.mass_matrix(q)
     F = np.array([5.0, -3.0, 8.0, 0.4, -0.2, 0.1])
-    controller, cycle = _controller_at(model, q, J.T @ F)
-    result, wrench = tip_quantities(controller, cycle, True, True, 0.0)
+    rest, _ = _rest_at(model, q, J.T @ F)
+    result, wrench = rest.tip(True, True, 0.0)
     np.testing.assert_allclose(result.Lambda, np.linalg.inv(J @ np.linalg.solve(M, J.T)),
                                rtol=1e-8)
     np.testing.assert_allclose(wrench, F, atol=1e-9)
-    assert tip_quantities(controller, cycle, False, False, 0.0) == (None, None)
-    unknown = cycle._replace(external=External(np.full(6, np.nan), [0] * 6))
-    assert tip_quantities(controller, unknown, False, True, 0.0) == (None, None)
+    assert rest.tip(False, False, 0.0) == (None, None)
+    rest.external = External(np.full(6, np.nan), [0] * 6)
+    assert rest.tip(False, True, 0.0) == (None, None)
 
 
 def test_gravity_is_clamped_like_a_command():
     model = load_arm("rd_ur5e")
     q = np.array([0.0, -1.0, 0.5, 0.0, 0.0, 0.0])
-    controller, cycle = _controller_at(model, q, torque_limit_scale=0.01)
+    rest, settings = _rest_at(model, q, torque_limit_scale=0.01)
     g = rd.make_solver(model, "pinocchio").gravity(q)
-    bound = controller.settings.effort_bound
-    np.testing.assert_allclose(clamped_gravity(controller, cycle), np.clip(g, -bound, bound),
+    bound = settings.effort_bound
+    np.testing.assert_allclose(rest.clamped_gravity(), np.clip(g, -bound, bound),
                                rtol=0, atol=1e-9)
     assert np.any(np.abs(g) > bound)                      # the clamp is exercised
 

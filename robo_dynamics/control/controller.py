@@ -49,6 +49,7 @@ import numpy as np
 
 from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
+from .cycle_outputs import Rest
 from .limits import clamp_effort
 from .momentum_observer import COLLISION, MomentumObserver, collision_sentence, estimate
 from .rate_limit import TorqueRateLimiter
@@ -65,10 +66,11 @@ resumed, stale, tracking, refused, safe_hold, held_here, hold_failed, model, col
 observer_reset; the node's clock_stopped, clock_resumed), a sentence naming joints and values."""
 
 Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
-                                         "external"])
+                                         "external", "rest"], defaults=(None,))
 Cycle.__doc__ = """What one joint state gave: rejected (the reason, or None), command (n,)
 to send (None: send nothing), gravity (n,) g(q) (+ friction) for information (None when no
-command), events (tuple of Event), external (External, or None: no observer update)."""
+command), events (tuple of Event), external (External, or None: no observer update), rest
+(cycle_outputs.Rest: the other outputs, computed when asked; None when no command)."""
 
 
 COLLISION_REACTIONS = ("none", "hold")
@@ -168,14 +170,11 @@ class Controller:
         new motion continues from); None before a complete joint state."""
         if self.mode == TRACKING:
             return tuple(np.array(x, dtype=float) for x in self.motion.sample(now))
-        if not self.merger.complete():
-            return None
-        q = self.merger.q.copy()
-        return q, np.zeros_like(q), np.zeros_like(q)
+        q = self.merger.q.copy() if self.merger.complete() else None
+        return None if q is None else (q, np.zeros_like(q), np.zeros_like(q))
 
     def refuse(self, reason):
-        """Count a desired motion refused (also one its message could not describe); the
-        Event. Nothing else changes."""
+        """Count a refused desired motion (or message): its Event. Nothing else changes."""
         self.counts["refused"] += 1
         return self._event(WARN, "refused", reason)
 
@@ -291,7 +290,8 @@ class Controller:
         self.last_command_time = now
         if s.hardware_compensates_gravity:     # every check above was on the full torque
             command = command - g
-        return Cycle(None, command, gravity, events, external)
+        return Cycle(None, command, gravity, events, external,
+                     Rest(solver, q.copy(), gravity, external, s))
 
     def _observe(self, q, qd, g, friction, t):
         """One observer update at measurement time t [s] → (External, events): a collision

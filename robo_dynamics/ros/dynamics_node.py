@@ -277,7 +277,7 @@ class DynamicsNode(Node):
         at the callback's start (the command's time is timed from it)."""
         self.outputs.publish_command(stamp, cycle, now)
         self.health.command_seconds.append(time.perf_counter() - started)
-        result = self.outputs.publish_rest(stamp, cycle, self.controller, self.wrench_damping)
+        result = self.outputs.publish_rest(stamp, cycle.rest, self.wrench_damping)
         if result is not None:         # Λ subscribed: /diagnostics need not compute it
             self.health.singularity(result, now)
 

@@ -26,7 +26,6 @@ from visualization_msgs.msg import MarkerArray
 from robo_dynamics_interfaces.msg import ContactState, ControllerEvent, OperationalSpaceInertia
 
 from ..control import controller as core
-from ..control.cycle_outputs import clamped_gravity, tip_quantities
 from ..control.momentum_observer import UNKNOWN
 from . import conversions
 from .effort_output import EffortOutput
@@ -112,18 +111,19 @@ class Outputs:
             self._command_state.publish(self.command_state, command, stamp)
         self.command_sent = subscribed[self.command] or subscribed[self.command_state]
 
-    def publish_rest(self, stamp, cycle, controller, wrench_damping):
-        """The gravity torques, the external torques and Λ of `cycle`, each to whoever
-        listens; the operational_space result when Λ was computed, else None."""
+    def publish_rest(self, stamp, rest, wrench_damping):
+        """The gravity torques, the external torques and Λ of a cycle's `rest`
+        (control/cycle_outputs.Rest), each to whoever listens; the operational_space result
+        when Λ was computed, else None."""
         subscribed, index = self._subscribed, self.command_index
         if subscribed[self.gravity]:
-            gravity = clamped_gravity(controller, cycle)
+            gravity = rest.clamped_gravity()
             self._gravity.publish(self.gravity, gravity if index is None else gravity[index],
                                   stamp)
-        result, wrench = tip_quantities(controller, cycle, subscribed[self.lambda_],
-                                        subscribed[self.external_wrench], wrench_damping)
-        if cycle.external is not None:
-            self._publish_external(stamp, cycle.external, wrench, controller.settings)
+        result, wrench = rest.tip(subscribed[self.lambda_], subscribed[self.external_wrench],
+                                  wrench_damping)
+        if rest.external is not None:
+            self._publish_external(stamp, rest.external, wrench, rest.settings)
         if result is not None and np.isfinite(result.Lambda).all():
             msg = self._lambda
             msg.header.stamp = stamp
