@@ -55,6 +55,21 @@ class Loop:
             node.destroy_node()
 
 
+def closed_loop_nodes(urdf, q0, sim_params=(), node_params=()):
+    """(sim_arm, dynamics_node) closing the loop on simulated time: sim_arm at 500 Hz in
+    lockstep (its commands are the node's ~/commands), the node on its /clock, no markers;
+    sim_params and node_params add to or replace those parameters."""
+    from robo_dynamics.ros.sim_arm_node import SimArmNode
+    sim = SimArmNode(parameter_overrides=overrides({
+        "robot_description_file": urdf, "initial_positions": list(q0), "publish_rate": 500.0,
+        "lockstep": True, "lockstep_timeout": 1.0, **dict(sim_params)}),
+        cli_args=["--ros-args", "-r", "effort_commands:=/dynamics_node/commands"])
+    node = DynamicsNode(parameter_overrides=overrides({
+        "robot_description_file": urdf, "use_sim_time": True, "marker_rate": 0.0,
+        **dict(node_params)}))
+    return sim, node
+
+
 def state(names, q, qd=None, effort=None):
     """A JointState with the given names and values (plain floats)."""
     return JointState(name=list(names), position=[float(v) for v in q],

@@ -13,11 +13,9 @@ from visualization_msgs.msg import MarkerArray
 
 import robo_dynamics as rd
 from robo_dynamics.control.cartesian import rotation_vector
-from robo_dynamics.ros.dynamics_node import DynamicsNode
 from robo_dynamics.ros.markers import quaternion_from_matrix
-from robo_dynamics.ros.sim_arm_node import SimArmNode
 from robo_dynamics_interfaces.msg import ControllerEvent
-from ros_harness import Loop, overrides
+from ros_harness import Loop, closed_loop_nodes, overrides
 from conftest import SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
@@ -29,17 +27,11 @@ K = [500.0, 400.0, 600.0, 2.0, 2.0, 2.0]
 
 @pytest.fixture(scope="module")
 def loop(ros):
-    sim = SimArmNode(parameter_overrides=overrides({
-        "robot_description_file": URDF, "initial_positions": Q0, "publish_rate": 500.0,
-        "engine": "mujoco", "lockstep": True, "lockstep_timeout": 1.0,
-        "lockstep_max_speed": 0.0}),
-        cli_args=["--ros-args", "-r", "effort_commands:=/dynamics_node/commands"])
-    node = DynamicsNode(parameter_overrides=overrides({
-        "robot_description_file": URDF, "use_sim_time": True, "marker_rate": 0.0,
+    sim, node = closed_loop_nodes(URDF, Q0, {"engine": "mujoco", "lockstep_max_speed": 0.0}, {
         "collision_reaction": "none",
         # the URDF's wrist 3 (no rotor inertia) is light: a 0.5 rad error spins it beyond
         # the velocity bound on its way back (docs/cartesian.md)
-        "cartesian.max_orientation_error": 0.05}))
+        "cartesian.max_orientation_error": 0.05})
     closed = Targets(sim, node)
     assert closed.spin_until(lambda: node.controller is not None and node.controller.running,
                              timeout=60.0)

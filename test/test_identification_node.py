@@ -9,10 +9,8 @@ from geometry_msgs.msg import InertiaStamped
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
-from robo_dynamics.ros.dynamics_node import DynamicsNode
-from robo_dynamics.ros.sim_arm_node import SimArmNode
 from robo_dynamics_interfaces.action import IdentifyPayload
-from ros_harness import Loop, overrides
+from ros_harness import Loop, closed_loop_nodes
 from conftest import SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
@@ -34,16 +32,10 @@ class ClosedLoop(Loop):
 
     def __init__(self, sim_payload_mass=MASS, **node_params):
         """node_params: dynamics_node's parameters (e.g. a declared approximate payload)."""
-        sim = SimArmNode(parameter_overrides=overrides({
-            "robot_description_file": URDF, "initial_positions": Q0, "publish_rate": 500.0,
-            "lockstep": True, "lockstep_timeout": 1.0, "lockstep_max_speed": 0.0,
-            "effort_noise": 0.5,
-            "payload_link": LINK, "payload_mass": sim_payload_mass, "payload_com": COM,
-            "payload_inertia": INERTIA}),
-            cli_args=["--ros-args", "-r", "effort_commands:=/dynamics_node/commands"])
-        node_params.setdefault("robot_description_file", URDF)
-        node = DynamicsNode(parameter_overrides=overrides(
-            {"use_sim_time": True, "marker_rate": 0.0, **node_params}))
+        sim, node = closed_loop_nodes(URDF, Q0, {
+            "lockstep_max_speed": 0.0, "effort_noise": 0.5, "payload_link": LINK,
+            "payload_mass": sim_payload_mass, "payload_com": COM, "payload_inertia": INERTIA},
+            node_params)
         super().__init__(sim, node)
         self.sim, self.node = sim, node
         self.client_node = self.add(rclpy.create_node("identification_client"))

@@ -19,9 +19,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 import robo_dynamics as rd
 from robo_dynamics.ros.demo.supervisor import forearm_push
-from robo_dynamics.ros.dynamics_node import DynamicsNode
-from robo_dynamics.ros.sim_arm_node import SimArmNode
-from ros_harness import Loop, overrides
+from ros_harness import Loop, closed_loop_nodes
 from conftest import SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
@@ -37,14 +35,10 @@ TIMEOUT = 300.0      # s: a hang guard only; each wait is for the action's resul
 @pytest.fixture(scope="module")
 def loop(ros):
     """sim_arm (MuJoCo) ↔ dynamics_node, lockstep on simulated time, and a client node."""
-    sim = SimArmNode(parameter_overrides=overrides({
-        "robot_description_file": URDF, "initial_positions": Q0, "publish_rate": 500.0,
-        "engine": "mujoco", "lockstep": True, "lockstep_timeout": 1.0,
-        "lockstep_max_speed": 1.0}),      # as a real arm: what the client does lands in time
-        cli_args=["--ros-args", "-r", "effort_commands:=/dynamics_node/commands"])
-    node = DynamicsNode(parameter_overrides=overrides({
-        "robot_description_file": URDF, "use_sim_time": True, "marker_rate": 0.0,
-        "kp": [400.0], "kd": [40.0], "collision_reaction": "none"}))
+    sim, node = closed_loop_nodes(
+        URDF, Q0, {"engine": "mujoco",
+                   "lockstep_max_speed": 1.0},   # as a real arm: what the client does lands
+        {"kp": [400.0], "kd": [40.0], "collision_reaction": "none"})        # in time
     closed = Client(sim, node)
     assert closed.spin_until(lambda: node.controller is not None and node.controller.running,
                              timeout=60.0)
