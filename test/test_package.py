@@ -25,7 +25,8 @@ ROSDEP_KEYS = {"numpy": "python3-numpy", "urdf_parser_py": "urdfdom_py", "xacro"
                "pinocchio": "pinocchio", "matplotlib": "python3-matplotlib",
                "pytest": "python3-pytest", "hypothesis": "python3-hypothesis",
                "yaml": "python3-yaml", "mujoco": "python3-mujoco",
-               "mcap": "python3-mcap-pip", "mcap_ros2": "python3-mcap-ros2-support-pip"}
+               "mcap": "python3-mcap-pip", "mcap_ros2": "python3-mcap-ros2-support-pip",
+               "scipy": "python3-scipy", "clarabel": "python3-clarabel-pip"}
 ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_msgs",
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",

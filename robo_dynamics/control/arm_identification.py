@@ -180,7 +180,9 @@ def design_excitation(model, solver, base, q0, period, harmonics, margin, veloci
 class ArmEstimate:
     """beta (count,) the base parameters, friction (n, 3) [f_v N·m·s/rad, f_c N·m, f_o N·m],
     covariance of [β; friction] ((count + 3n)²), sigma (n,) [N·m] each joint's residual
-    standard deviation, identified (count,) bool (σ_β ≤ IDENTIFIED_SHARE |β|), samples."""
+    standard deviation, identified (count,) bool (σ_β ≤ IDENTIFIED_SHARE |β|), samples;
+    normal: (AᵀA, Aᵀb) of the weighted rows, so that ½‖A x − b‖² = ½ xᵀAᵀA x − (Aᵀb)ᵀx
+    + const for x = [β; friction] (consistent_parameters.py)."""
 
     def __init__(self, base, beta, friction, covariance, sigma, samples):
         self.base, self.beta, self.friction = base, beta, friction
@@ -235,8 +237,10 @@ class Rows:
         variance = np.sum((b - A @ x) ** 2) / dof                   # ≈ 1 when σ_j are right
         covariance = variance * ((Vt.T / s ** 2) @ Vt) / np.outer(scale, scale)   # (AᵀA)⁻¹
         count = self.base.count
-        return ArmEstimate(self.base, x[:count], x[count:].reshape(n, 3), covariance, sigma,
-                           len(y))
+        estimate = ArmEstimate(self.base, x[:count], x[count:].reshape(n, 3), covariance,
+                               sigma, len(y))
+        estimate.normal = (A.T @ A, A.T @ b)      # the weighted fit, for what builds on it
+        return estimate
 
 
 def nrms(tau, predicted):

@@ -44,6 +44,7 @@ class PoseRecording:
         self.end = start_time + times[-1]
         self._rows = [[] for _ in poses]        # per pose: (q, q̇, τ_m) of each state
         self._pose = 0                          # the window add() is at
+        self.seen = -np.inf                     # [s] the latest state given to add()
         self.interrupted = None                 # why the arm left the plan (the caller's)
 
     def add(self, t, q, qd, tau):
@@ -54,6 +55,7 @@ class PoseRecording:
             self._pose += 1
         if self._pose < len(windows) and t >= windows[self._pose][0]:
             self._rows[self._pose].append((q.copy(), qd.copy(), tau.copy()))
+        self.seen = t                # last: a reader that sees t finds its state kept
 
     def phase(self, t):
         """(pose index from 0, MOVING / SETTLING / RECORDING / DONE) at time t [s]."""
@@ -97,12 +99,14 @@ class TimedRecording:
         self.windows = [(start_time, start_time + duration)]
         self.end = start_time + duration
         self._rows = []
+        self.seen = -np.inf                     # [s] the latest state given to add()
         self.interrupted = None
 
     def add(self, t, q, qd, tau):
         """One joint state at time t [s]: kept when inside the recording window."""
         if self.windows[0][0] <= t <= self.end:
             self._rows.append((t, q.copy(), qd.copy(), tau.copy()))
+        self.seen = t
 
     def phase(self, t):
         """(0, RECORDING) until the end, then (0, DONE)."""

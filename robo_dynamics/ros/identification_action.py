@@ -34,6 +34,7 @@ from . import conversions
 from .helper_node import HelperNode
 
 POLL = 0.05              # s between looks at the recording (feedback, end, cancel)
+LATE = 1.0               # s of node time after which a state not yet recorded is not awaited
 
 
 class IdentificationAction(HelperNode):
@@ -93,7 +94,9 @@ class IdentificationAction(HelperNode):
                 self._cancel(run)
                 return self._end(goal_handle, result, "cancelled: the arm holds where it is",
                                  goal_handle.canceled)
-            now = self.owner.now()
+            # the recording's time: the latest state it has kept (the node's clock runs
+            # ahead of the joint-state thread), or the clock LATE behind if states stop
+            now = max(run.seen, self.owner.now() - LATE)
             pose, phase = run.phase(now)
             while refined < len(refinements) and now > run.windows[refined][1]:
                 self._refine(run, refined, solver, goal, original, refinements[refined])

@@ -62,6 +62,7 @@ def run(node_class, args=None):
     status."""
     interrupted = threading.Event()
     signal.signal(signal.SIGINT, lambda signum, frame: interrupted.set())
+    single_threaded_blas()
     rclpy.init(args=args)
     try:
         node = node_class()
@@ -79,6 +80,26 @@ def run(node_class, args=None):
         return 0
     spin(node)
     return 0
+
+
+def single_threaded_blas():
+    """NumPy's OpenBLAS on one thread in this process: how many threads it uses for a large
+    product changes the result's last bits, so a node's figures would depend on the machine
+    and its load; and no BLAS worker thread competes with the joint-state thread. True when
+    set (False: a NumPy without its bundled OpenBLAS, left as it is)."""
+    import ctypes
+    import glob
+    import numpy
+    folder = os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs")
+    for path in glob.glob(os.path.join(folder, "*openblas*")):
+        library = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
+                     "openblas_set_num_threads"):
+            setter = getattr(library, name, None)
+            if setter is not None:
+                setter(1)
+                return True
+    return False
 
 
 def background_executor(name):

@@ -1,0 +1,111 @@
+"""Physically consistent standard parameters from an arm's identified base parameters: a
+semidefinite program. No ROS here.
+
+The base parameters β (arm_identification.py) fix only some combinations of the standard
+parameters π. Of all π, this finds the one that fits the recorded torques as well as the
+data allow while every body can exist: its pseudo-inertia
+
+    J_i = [[Σ_i, h_i], [h_iᵀ, m_i]],  Σ_i = ½ tr(I_i) E − I_i,  h_i = m_i c_i
+
+(I_i the inertia about the body frame's origin) is positive semidefinite, which holds
+exactly when the body is a physical mass distribution (Wensing, Kim & Slotine, "Linear
+matrix inequalities for physically consistent inertial parameter identification: a
+statistical perspective on the mass distribution", IEEE Robotics and Automation Letters
+3(1), 2018). Where the data say nothing, π stays near the URDF's (a small weighted pull
+toward it). Friction stays physical: f_v ≥ 0, f_c ≥ 0.
+
+    minimise   ½ ‖A_w T x − b_w‖² + ½ ε Σ_k w_k (π_k − π_URDF,k)²
+    subject to J_i(π) − δ E₄ ⪰ 0 for every body, f_v ≥ 0, f_c ≥ 0
+
+x = [π; friction], T x = [β(π); friction]; A_w, b_w the weighted rows of the fit. Solved by
+Clarabel (an interior-point solver for conic programs).
+"""
+
+import numpy as np
+
+from ..algorithms.regressor import body_from_parameters, model_parameters
+
+PRIOR_SHARE = 1e-6     # ε relative to the data's own weight: the pull toward the URDF
+MARGIN = 1e-6          # δ: each pseudo-inertia at least this far inside the cone
+SCALES = np.array([1.0, 0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01])
+"""Typical size of each of a body's ten parameters (kg, kg·m, kg·m²): the pull's units."""
+
+
+def pseudo_inertia(pi):
+    """J (4, 4) of one body's ten parameters π (regressor.PARAMETERS order)."""
+    m, h, I = pi[0], pi[1:4], _inertia(pi)
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(I) * np.eye(3) - I
+    J[:3, 3] = J[3, :3] = h
+    J[3, 3] = m
+    return J
+
+
+def _inertia(pi):
+    return np.array([[pi[4], pi[5], pi[7]], [pi[5], pi[6], pi[8]], [pi[7], pi[8], pi[9]]])
+
+
+def _pseudo_inertia_map():
+    """M (10, 10): svec(J(π)) = M π, svec Clarabel's: the upper triangle column by column,
+    off-diagonal entries × √2."""
+    M = np.empty((10, 10))
+    for k in range(10):
+        J = pseudo_inertia(np.eye(10)[k])
+        M[:, k] = [J[i, j] * (1.0 if i == j else np.sqrt(2.0))
+                   for j in range(4) for i in range(j + 1)]
+    return M
+
+
+def consistent_parameters(model, estimate):
+    """(π (10 n,), friction (n, 3)) physically consistent (module docstring) for an
+    ArmEstimate of `model`'s chain. ValueError if the solver fails."""
+    import clarabel
+    from scipy import sparse
+    base, n = estimate.base, model.dof
+    G, g = estimate.normal
+    p_inertial, p = 10 * n, 10 * n + 3 * n
+    T = np.zeros((base.count + 3 * n, p))                   # x → [β; friction]
+    T[np.arange(base.count), base.independent] = 1.0
+    T[:base.count, base.dependent] = base.K
+    T[base.count:, p_inertial:] = np.eye(3 * n)
+    P = T.T @ G @ T
+    q = -T.T @ g
+    prior = model_parameters(model)
+    weight = np.zeros(p)
+    weight[:p_inertial] = 1.0 / np.tile(SCALES, n) ** 2
+    epsilon = PRIOR_SHARE * np.trace(P) / np.sum(weight)
+    P[np.diag_indices(p)] += epsilon * weight
+    q[:p_inertial] -= epsilon * weight[:p_inertial] * prior
+    # constraints: s = b_c − A_c x in the cones
+    M = _pseudo_inertia_map()
+    rows_c, rhs, cones = [], [], []
+    margin = MARGIN * np.array([1.0 if i == j else 0.0 for j in range(4) for i in range(j + 1)])
+    for i in range(n):                                      # J_i − δE ⪰ 0
+        block = np.zeros((10, p))
+        block[:, 10 * i:10 * i + 10] = -M
+        rows_c.append(block)
+        rhs.append(-margin)
+        cones.append(clarabel.PSDTriangleConeT(4))
+    friction = np.zeros((2 * n, p))                         # f_v, f_c ≥ 0
+    for j in range(n):
+        friction[2 * j, p_inertial + 3 * j] = -1.0
+        friction[2 * j + 1, p_inertial + 3 * j + 1] = -1.0
+    rows_c.append(friction)
+    rhs.append(np.zeros(2 * n))
+    cones.append(clarabel.NonnegativeConeT(2 * n))
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    solver = clarabel.DefaultSolver(sparse.csc_matrix(np.triu(P)), q,
+                                    sparse.csc_matrix(np.vstack(rows_c)), np.concatenate(rhs),
+                                    cones, settings)
+    solution = solver.solve()
+    if str(solution.status) not in ("Solved", "AlmostSolved"):
+        raise ValueError(f"the semidefinite program was not solved: {solution.status}")
+    x = np.asarray(solution.x)
+    return x[:p_inertial], x[p_inertial:].reshape(n, 3)
+
+
+def bodies(pi):
+    """[(mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the centre of mass)] per
+    body of π (10 n,), each in its body frame."""
+    return [body_from_parameters(pi[10 * i:10 * i + 10]) for i in range(len(pi) // 10)]

@@ -1,0 +1,32 @@
+"""A node's numbers do not depend on the machine: NumPy's OpenBLAS on one thread in every
+node process (ros/spin.py), whose result equals OpenBLAS started with one thread bit for bit
+where two threads give other last bits."""
+
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+
+PRODUCT = """
+import numpy as np
+{setup}
+rng = np.random.default_rng(0)
+A, b = rng.normal(size=(60000, 56)), rng.normal(size=60000)
+print(np.linalg.lstsq(A, b, rcond=None)[0].tobytes().hex())
+"""
+SET = "from robo_dynamics.ros.spin import single_threaded_blas; assert single_threaded_blas()"
+
+
+def run(threads, setup=""):
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": str(threads)}
+    return subprocess.run([sys.executable, "-c", PRODUCT.format(setup=setup)], cwd=REPO,
+                          env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_a_node_process_computes_as_one_blas_thread_does():
+    """With two cores, two threads give other last bits than one (what makes the setting
+    matter); with one (pinned), OpenBLAS uses one thread whatever it is told."""
+    one, two = run(1), run(2)
+    assert (one != two) == (len(os.sched_getaffinity(0)) > 1)
+    assert run(2, SET) == one
