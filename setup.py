@@ -36,6 +36,7 @@ setup(
         "console_scripts": [
             "dynamics_demo = robo_dynamics.ros.demo.run:main",
             "dynamics_check = robo_dynamics.check:main",
+            "dynamics_identify = robo_dynamics.identify:main",
             "dynamics_compare = robo_dynamics.compare:main",
             "dynamics_node = robo_dynamics.ros.dynamics_node:main",
             "sim_arm = robo_dynamics.ros.sim_arm_node:main",

@@ -207,3 +207,39 @@ def test_the_consistent_estimate_is_a_urdf_that_predicts_and_holds_against_gravi
     assert error["corrected"] * 10.0 <= error["urdf"], error
     plant = MujocoPlant(corrected, "rk4", DT)
     plant.check_against(pinocchio, Q0, np.full(N, 0.3))
+
+
+def test_the_command_line_tool_identifies_the_arm_from_bags(recordings, tmp_path, capsys):
+    """dynamics_identify on MCAP bags of the two recordings (positions, velocities, efforts
+    with the sensors' noise): a corrected URDF that predicts the held-out torques the drives
+    applied within 2 % (Pinocchio on it, friction from its <dynamics>), a table where the
+    identified model's error is a fraction of the URDF's; a bag without efforts is refused."""
+    from robo_dynamics import identify
+    from test_dynamics_check import as_dict, write_bag
+    rng = np.random.default_rng(4)
+    bags = []
+    for name, (q, qd, _, tau) in zip(("fit", "held_out"), recordings[:2]):
+        stamps = 1_700_000_000 * 10 ** 9 + np.arange(len(q)) * 1_000_000
+        noisy = tau + rng.normal(0.0, NOISE, tau.shape)
+        bags.append(write_bag(tmp_path / f"{name}.mcap", [
+            (int(s), as_dict(int(s), NAMES, q[k], qd[k], noisy[k]))
+            for k, s in enumerate(stamps)]))
+    output = tmp_path / "corrected.urdf"
+    assert identify.main([str(bags[0]), "--validate", str(bags[1]), "--urdf", str(URDF),
+                          "--output", str(output), "--plot", str(tmp_path / "p.png")]) == 0
+    table = capsys.readouterr().out
+    pooled = table.split("all joints")[1].split()
+    urdf_error, identified_error = (float(x.rstrip("%")) for x in pooled[1:3])
+    assert identified_error < 0.3 * urdf_error and urdf_error >= 10.0, table
+    corrected = rd.load_robot(str(output))
+    q, qd, qdd, tau = recordings[1]
+    predicted = (rd.make_solver(corrected, "pinocchio").inverse_dynamics_batch(q, qd, qdd)
+                 + corrected.damping * qd + corrected.friction * np.sign(qd))
+    assert np.sqrt(np.sum((tau - predicted) ** 2) / np.sum(tau ** 2)) <= 0.02
+    assert (tmp_path / "p.png").stat().st_size > 10_000
+    q, qd, _, _ = recordings[0]
+    bare = write_bag(tmp_path / "bare.mcap", [(k + 1, as_dict(k + 1, NAMES, q[k], qd[k]))
+                                              for k in range(100)])
+    assert identify.main([str(bare), "--urdf", str(URDF),
+                          "--output", str(tmp_path / "x.urdf")]) == 2
+    assert "needs its efforts" in capsys.readouterr().err

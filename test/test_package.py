@@ -204,7 +204,7 @@ def test_make_venv_installs_the_commands_and_the_package():
     and it imports from any directory (here: /)."""
     bin_dir = pathlib.Path(sys.prefix) / "bin"
     for command in ("dynamics_node", "sim_arm", "dynamics_demo", "dynamics_compare",
-                    "dynamics_check"):
+                    "dynamics_check", "dynamics_identify"):
         assert (bin_dir / command).is_file(), command
     out = subprocess.run([sys.executable, "-c", "import robo_dynamics as r; print(r.__file__)"],
                          cwd="/", capture_output=True, text=True, check=True).stdout.strip()
