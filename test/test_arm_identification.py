@@ -22,6 +22,7 @@ from robo_dynamics.control.settings import Settings, default_hold_damping
 from robo_dynamics.io.urdf_inertials import corrected_urdf
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
+from bags import as_dict, write_bag
 from conftest import SHIPPED
 
 URDF = SHIPPED / "rd_ur5e.urdf"
@@ -215,7 +216,6 @@ def test_the_command_line_tool_identifies_the_arm_from_bags(recordings, tmp_path
     applied within 2 % (Pinocchio on it, friction from its <dynamics>), a table where the
     identified model's error is a fraction of the URDF's; a bag without efforts is refused."""
     from robo_dynamics import identify
-    from test_dynamics_check import as_dict, write_bag
     rng = np.random.default_rng(4)
     bags = []
     for name, (q, qd, _, tau) in zip(("fit", "held_out"), recordings[:2]):
