@@ -6,8 +6,6 @@ joint friction added, tracked by the controller at 1 kHz, torques with 0.5 N·m 
 held-out torques predicted to ≤ 2 % (the URDF: ≥ 10 %), the friction found, and the
 parameters it calls identified are where it says, at the rate its uncertainty promises."""
 
-import xml.etree.ElementTree as ET
-
 import numpy as np
 import pytest
 
@@ -23,6 +21,7 @@ from robo_dynamics.io.urdf_inertials import corrected_urdf
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
 from bags import as_dict, write_bag
+from perturbed import perturbed_urdf
 from conftest import SHIPPED
 
 URDF = SHIPPED / "rd_ur5e.urdf"
@@ -37,26 +36,7 @@ BOUNDS = {"margin": 0.1, "velocity_bound": 0.8 * velocity_bounds(ROBOT.velocity_
           "acceleration_bound": np.full(N, 15.0), "effort_bound": 0.8 * ROBOT.effort_limit}
 
 
-def perturbed_urdf(rng, share=0.2):
-    """The UR5e URDF with each chain link's mass and inertia scaled by 1 ± share and its
-    centre of mass moved by up to share × (|c| + 2 cm) per axis."""
-    root = ET.parse(URDF).getroot()
-    for link in root.iter("link"):
-        if link.get("name") not in ROBOT.body_links:
-            continue
-        inertial = link.find("inertial")
-        mass, origin, inertia = (inertial.find(k) for k in ("mass", "origin", "inertia"))
-        mass.set("value", repr(float(mass.get("value")) * rng.uniform(1 - share, 1 + share)))
-        c = np.array([float(x) for x in origin.get("xyz").split()])
-        c += rng.uniform(-share, share, 3) * (np.abs(c) + 0.02)
-        origin.set("xyz", " ".join(repr(float(x)) for x in c))
-        scale = rng.uniform(1 - share, 1 + share)
-        for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
-            inertia.set(k, repr(float(inertia.get(k)) * scale))
-    return ET.tostring(root, encoding="unicode")
-
-
-TRUTH = rd.load_robot(perturbed_urdf(np.random.default_rng(7)))
+TRUTH = rd.load_robot(perturbed_urdf(URDF, ROBOT, np.random.default_rng(7)))
 BASE = ai.BaseParameters(ROBOT)
 
 

@@ -92,9 +92,10 @@ class Excitation(Motion):
     `start` [s], periodic with period 2π/ω_f; Σ_l a_jl = 0 and Σ_l l b_jl = 0, so each
     period starts and ends at rest (q̇ = q̈ = 0) at q₀. a, b: (n, L) [rad/s]."""
 
-    def __init__(self, q0, a, b, omega, start=0.0):
+    def __init__(self, q0, a, b, omega, start=0.0, periods=np.inf):
         self.q0, self.a, self.b = (np.asarray(x, dtype=float) for x in (q0, a, b))
         self.omega, self.start = float(omega), float(start)
+        self.periods = periods              # tracked this many periods, then at rest at q₀
         self.l = np.arange(1, self.a.shape[1] + 1)
 
     @property
@@ -113,7 +114,7 @@ class Excitation(Motion):
 
     # the controller's Motion interface (trajectory.py): tracked from `start`
     def sample(self, now):
-        q, qd, qdd = self.at([max(now - self.start, 0.0)])
+        q, qd, qdd = self.at([min(max(now - self.start, 0.0), self.periods * self.period)])
         return q[0], qd[0], qdd[0]
 
     @property

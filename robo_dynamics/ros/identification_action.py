@@ -31,6 +31,7 @@ from ..control.pose_recording import DONE
 from ..control.solver_set import model_with
 from ..control.trajectory import SetPoint
 from . import conversions
+from .arm_identification_action import ArmIdentification
 from .helper_node import HelperNode
 
 POLL = 0.05              # s between looks at the recording (feedback, end, cancel)
@@ -43,18 +44,19 @@ class IdentificationAction(HelperNode):
     def __init__(self, owner):
         super().__init__(owner, "identification")
         self.owner = owner
-        self._busy = threading.Lock()        # one goal at a time
+        self.busy = threading.Lock()         # one identification at a time (either action)
         self.server = ActionServer(
             self.node, IdentifyPayload, f"{owner.get_fully_qualified_name()}/identify_payload",
             execute_callback=self._execute, goal_callback=self._goal,
             cancel_callback=lambda _: CancelResponse.ACCEPT,
             callback_group=ReentrantCallbackGroup())
+        self.arm = ArmIdentification(owner, self)        # ~/identify_arm, on this node
         # two threads: one waits in a goal's execute callback, the other takes cancel,
         # goal and result requests meanwhile
         self.start(MultiThreadedExecutor(num_threads=2, context=owner.context))
 
     def _goal(self, _request):
-        return GoalResponse.REJECT if self._busy.locked() else GoalResponse.ACCEPT
+        return GoalResponse.REJECT if self.busy.locked() else GoalResponse.ACCEPT
 
     def _execute(self, goal_handle):
         """Drive, record, fit: the result, success false with the reason when refused,
@@ -70,7 +72,7 @@ class IdentificationAction(HelperNode):
 
     def _run(self, goal_handle):
         goal, result = goal_handle.request, IdentifyPayload.Result()
-        with self._busy:
+        with self.busy:
             try:
                 run, solver, original, (refinements, final) = \
                     self._begin(goal)

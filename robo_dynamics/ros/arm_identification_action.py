@@ -1,0 +1,175 @@
+"""~/identify_arm (robo_dynamics_interfaces/IdentifyArm): the whole arm identified by driving
+it through an excitation (control/arm_identification.py, consistent_parameters.py), served on
+the identification helper's node and threads (identification_action.py), one
+identification at a time.
+
+The goal's execute callback designs the excitation around the pose where the arm stands,
+has the controller track it (its safety envelope, as any desired motion) while the
+joint-state thread records (node.session, as for a payload), then fits on all periods but
+the last, writes the corrected URDF and predicts the held-out period.
+"""
+
+import threading
+import traceback
+
+import numpy as np
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+
+from robo_dynamics_interfaces.action import IdentifyArm
+
+from ..backends import make_solver
+from ..control import arm_identification as ai
+from ..control.consistent_parameters import bodies, consistent_parameters
+from ..control.pose_recording import TimedRecording
+from ..control.state_derivatives import velocities_and_accelerations
+from ..control.trajectory import SetPoint
+from ..io.urdf_inertials import corrected_urdf
+from ..model.loader import load_robot
+
+POLL = 0.05           # s between looks at the recording
+LATE = 1.0            # s of node time after which a state not yet recorded is not awaited
+MARGIN = 0.1          # rad from each joint limit, kept however the hold leaves the start
+EFFORT_SHARE = 0.8    # of the node's effort bounds, by the URDF's model
+CANDIDATES = 40       # random excitations tried
+
+
+class ArmIdentification:
+    """The ~/identify_arm server of `owner` (a DynamicsNode) on `helper` (the
+    IdentificationAction, whose node, threads and one-goal lock it shares)."""
+
+    def __init__(self, owner, helper):
+        self.owner, self.helper = owner, helper
+        self.server = ActionServer(
+            helper.node, IdentifyArm, f"{owner.get_fully_qualified_name()}/identify_arm",
+            execute_callback=self._execute, goal_callback=self._goal,
+            cancel_callback=lambda _: CancelResponse.ACCEPT,
+            callback_group=ReentrantCallbackGroup())
+
+    def _goal(self, _request):
+        return GoalResponse.REJECT if self.helper.busy.locked() else GoalResponse.ACCEPT
+
+    def _execute(self, goal_handle):
+        result = IdentifyArm.Result()
+        try:
+            with self.helper.busy:
+                return self._run(goal_handle, goal_handle.request, result)
+        except ValueError as exc:
+            return self._end(goal_handle, result, f"refused: {exc}", goal_handle.abort)
+        except Exception as exc:
+            self.owner.get_logger().error(f"identify_arm failed:\n{traceback.format_exc()}")
+            return self._end(goal_handle, result, f"internal error ({type(exc).__name__}: "
+                             f"{exc}); logged by the node", goal_handle.abort)
+
+    def _end(self, goal_handle, result, message, state):
+        result.message = message
+        state()
+        self.owner.get_logger().info(f"identify_arm: {message}")
+        return result
+
+    def _run(self, goal_handle, goal, result):
+        node = self.owner
+        period = goal.period or 10.0
+        periods = goal.periods or 2
+        share = goal.velocity_share or 0.5
+        if not (0.0 < period < np.inf and periods >= 2 and 0.0 < share <= 1.0
+                and goal.harmonics <= 20 and goal.max_acceleration >= 0.0):
+            raise ValueError("period > 0, periods ≥ 2, 0 < velocity_share ≤ 1, harmonics ≤ "
+                             "20, max_acceleration ≥ 0")
+        with node.lock:                 # held where it stands while the motion is designed
+            state = None if node.controller is None else node.controller.measured_state()
+            if state is None:
+                raise ValueError("no complete joint state yet")
+            if node.session.recording is not None:
+                raise ValueError("an identification is recording already")
+            model, q0 = node.model, state[0]
+            settings = node.controller.settings
+            event = node.controller.desire(SetPoint(q0, np.zeros_like(q0)), node.now())
+            node.report(event)
+            if event.kind != "tracking":
+                raise ValueError(event.message)
+        if model.is_coupled or len(model.payloads):
+            raise ValueError("chains with mimic joints or payloads are not identified yet")
+        solver = make_solver(model, "pinocchio")       # this thread's own
+        base = ai.BaseParameters(model)
+        excitation, condition = ai.design_excitation(
+            model, solver, base, q0, period, goal.harmonics or 5, 2.0 * MARGIN,
+            share * settings.velocity_bound, np.full(model.dof, goal.max_acceleration or 10.0),
+            EFFORT_SHARE * settings.effort_bound, candidates=CANDIDATES)
+        with node.lock:      # from where the hold keeps it (within MARGIN of the design's)
+            now, q_start = node.now(), node.controller.measured_state()[0]
+            if np.max(np.abs(q_start - q0)) > MARGIN:
+                raise ValueError(f"the arm did not stay within {MARGIN:g} rad of where it "
+                                 "stood while the motion was designed")
+            excitation.q0, excitation.start, excitation.periods = q_start, now, periods
+            run = TimedRecording(now, periods * excitation.period)
+            run.trajectory = excitation           # recorded while the controller tracks it
+            event = node.controller.desire(excitation, now)
+            node.report(event)
+            if event.kind != "tracking":
+                raise ValueError(event.message)
+            node.session.recording = run
+        try:
+            if not self._follow(goal_handle, run):
+                return self._end(goal_handle, result, "cancelled: the arm holds where it is",
+                                 goal_handle.canceled)
+        finally:
+            with node.lock:
+                if node.session.recording is run:
+                    node.session.recording = None
+        if run.interrupted:
+            raise ValueError(f"the motion was interrupted: {run.interrupted}")
+        self._fit(run, model, base, goal, result, excitation, condition)
+        result.success = True
+        return self._end(goal_handle, result, f"{result.identified} of "
+                         f"{result.base_parameters} base parameters identified; held out: "
+                         f"{100 * result.identified_error_all:.1f} % against the URDF's "
+                         f"{100 * result.urdf_error_all:.1f} %", goal_handle.succeed)
+
+    def _follow(self, goal_handle, run):
+        """Feedback until the recording's end; False when cancelled (the arm then holds)."""
+        node, feedback = self.owner, IdentifyArm.Feedback(duration=run.end - run.windows[0][0])
+        wake = threading.Event()
+        while max(run.seen, node.now() - LATE) <= run.end and not run.interrupted:
+            if goal_handle.is_cancel_requested:
+                with node.lock:
+                    state = node.controller.measured_state()
+                    if state is not None:
+                        node.report(node.controller.desire(
+                            SetPoint(state[0], np.zeros_like(state[0])), node.now()))
+                return False
+            feedback.elapsed = max(run.seen - run.windows[0][0], 0.0)
+            feedback.samples = run.samples
+            goal_handle.publish_feedback(feedback)
+            wake.wait(POLL)
+        return True
+
+    def _fit(self, run, model, base, goal, result, excitation, condition):
+        t, q, qd, tau = run.arrays()
+        _, qdd = velocities_and_accelerations(t, q, qd)
+        if np.isnan(tau).any():
+            raise ValueError("the joint states carry no efforts for every joint")
+        held = t >= run.end - excitation.period            # the last period
+        estimate = ai.Rows(model, base, q[~held], qd[~held], qdd[~held]).fit(tau[~held])
+        pi, friction = consistent_parameters(model, estimate)
+        text = corrected_urdf(model.urdf_xml, model, bodies(pi), friction)
+        if goal.output_urdf:
+            with open(goal.output_urdf, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            result.corrected_urdf = goal.output_urdf
+        corrected = load_robot(text, base_link=model.base_link, tip_link=model.tip_link,
+                               gravity=model.gravity)
+        measured = tau[held]
+        for field, chain in (("urdf", model), ("identified", corrected)):
+            predicted = (make_solver(chain, "pinocchio").inverse_dynamics_batch(
+                q[held], qd[held], qdd[held]) + chain.damping * qd[held]
+                + chain.friction * np.sign(qd[held]))
+            setattr(result, f"{field}_error", ai.nrms(measured, predicted).tolist())
+            setattr(result, f"{field}_error_all", float(np.sqrt(
+                np.sum((measured - predicted) ** 2) / np.sum(measured ** 2))))
+        result.base_parameters, result.identified = base.count, int(estimate.identified.sum())
+        result.condition_number, result.samples = float(condition), estimate.samples
+        result.joint_names = list(model.joint_names)
+        result.sigma = estimate.sigma.tolist()
+        result.viscous_friction = friction[:, 0].tolist()
+        result.coulomb_friction = friction[:, 1].tolist()

@@ -1,0 +1,71 @@
+"""~/identify_arm over ROS 2: dynamics_node drives sim_arm — MuJoCo's UR5e with every link's
+inertials perturbed by up to 20 %, joint friction, 0.5 N·m sensor noise, lockstep on
+simulated time — through the excitation it designs, fits, writes the corrected URDF and
+predicts the held-out period better than the URDF it was given; a bad goal is refused with
+its reason."""
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.action import ActionClient
+
+import robo_dynamics as rd
+from robo_dynamics_interfaces.action import IdentifyArm
+from conftest import SHIPPED
+from perturbed import perturbed_urdf
+from ros_harness import Loop, closed_loop_nodes
+
+URDF = SHIPPED / "rd_ur5e.urdf"
+ROBOT = rd.load_robot(URDF)
+Q0 = [0.3, -1.2, 1.4, -0.9, 1.2, 0.4]
+FRICTION = [3.0, 3.0, 1.0, 0.03, 0.008, 0.0004]       # the plant's, viscous and Coulomb
+TIMEOUT = 600.0      # s: a hang guard only; the test waits for the action's result
+
+
+@pytest.fixture(scope="module")
+def loop(ros, tmp_path_factory):
+    plant = tmp_path_factory.mktemp("plant") / "perturbed.urdf"
+    plant.write_text(perturbed_urdf(URDF, ROBOT, np.random.default_rng(7)))
+    sim, node = closed_loop_nodes(str(URDF), Q0, {
+        "robot_description_file": str(plant), "engine": "mujoco", "lockstep_max_speed": 0.0,
+        "effort_noise": 0.5, "friction": True, "joint_damping": FRICTION,
+        "joint_friction": FRICTION},
+        # the model error and the friction look like a push to the observer
+        {"kp": [400.0], "kd": [40.0], "collision_reaction": "none"})
+    closed = Loop(sim, node)
+    closed.node = node
+    closed.peer = closed.add(rclpy.create_node("arm_identification_client"))
+    closed.client = ActionClient(closed.peer, IdentifyArm, "/dynamics_node/identify_arm")
+    assert closed.spin_until(lambda: node.controller is not None and node.controller.running
+                             and closed.client.server_is_ready(), timeout=60.0)
+    yield closed
+    closed.close()
+
+
+def run(loop, **goal):
+    sent = loop.client.send_goal_async(IdentifyArm.Goal(**goal))
+    assert loop.spin_until(sent.done, timeout=30.0) and sent.result().accepted
+    result = sent.result().get_result_async()
+    assert loop.spin_until(result.done, timeout=TIMEOUT)
+    return result.result().result
+
+
+def test_a_bad_goal_is_refused_with_its_reason(loop):
+    result = run(loop, periods=1)
+    assert not result.success and "periods ≥ 2" in result.message
+
+
+def test_the_node_identifies_the_arm_and_writes_a_corrected_urdf(loop, tmp_path):
+    output = tmp_path / "identified.urdf"
+    result = run(loop, period=8.0, output_urdf=str(output))
+    assert result.success, result.message
+    assert result.urdf_error_all >= 0.10
+    assert result.identified_error_all <= 0.4 * result.urdf_error_all, result.message
+    np.testing.assert_allclose(result.sigma, 0.5, rtol=0.15)          # the sensors' noise
+    np.testing.assert_allclose(result.viscous_friction[:3], FRICTION[:3], rtol=0.1)
+    corrected = rd.load_robot(str(output))
+    np.testing.assert_allclose(corrected.damping, result.viscous_friction, rtol=1e-8)
+    assert loop.node.controller.mode == "tracking"          # held at rest where it began
+    assert np.abs(loop.node.controller.measured_state()[1]).max() < 0.05
+    print(f"held out: identified {result.identified_error_all:.4f}, URDF "
+          f"{result.urdf_error_all:.4f}; {result.message}")
