@@ -22,8 +22,14 @@ import threading
 import pytest
 import yaml
 
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
 from conftest import REPO, flat
 from robo_dynamics.ros import parameters
+from robo_dynamics.ros.processes import spin_until
 
 VENV = pathlib.Path(sys.prefix)
 COLCON = shutil.which("colcon", path=str(VENV / "bin"))
@@ -222,13 +228,25 @@ def discovered(ros2, command, found, attempts=20):
     raise AssertionError(f"{command}: {output}")
 
 
-def echo_once(ros2, topic, kind):
-    code, output = run(ros2, f"ros2 topic echo --once --no-daemon {topic} {kind}")
-    assert code == 0, output
-    return yaml.safe_load(output.split("---")[0])
+def echo_once(topic, kind):
+    """The first message on `topic` that reaches this test process's own subscriber (`kind`:
+    the message class). Not `ros2 topic echo --once`: that CLI crashes now and then as it
+    exits (SIGSEGV in rclpy's shutdown, after printing the message), which is not the
+    launched nodes' doing."""
+    node = rclpy.create_node("workspace_test_echo")
+    inbox = []
+    node.create_subscription(kind, topic, inbox.append, 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        assert spin_until(executor, lambda: inbox, 60.0), f"nothing on {topic}"
+        return inbox[0]
+    finally:
+        executor.shutdown()
+        node.destroy_node()
 
 
-def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2, tmp_path):
+def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2, ros, tmp_path):
     """namespace, use_sim_time and sim: the node, robot_state_publisher and sim_arm in
     /cell/left; the arm's own params file by default (rd_ur5e.yaml: torque_limit_scale 0.8);
     commands reach the simulated arm in lockstep (its state advances on /clock); `ros2 param
@@ -243,13 +261,12 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
         code, output = run(ros2, "ros2 param get --no-daemon --timeout 20 /cell/left/dynamics_node "
                                  "torque_limit_scale")
         assert code == 0 and output.strip() == "Double value is: 0.8", output
-        commands = echo_once(ros2, "/cell/left/dynamics_node/commands",
-                             "std_msgs/msg/Float64MultiArray")["data"]
+        commands = echo_once("/cell/left/dynamics_node/commands", Float64MultiArray).data
         assert len(commands) == 6 and all(math.isfinite(c) for c in commands)
         assert abs(commands[1]) > 10.0           # the shoulder carries the arm's weight
-        first = echo_once(ros2, "/cell/left/joint_states", "sensor_msgs/msg/JointState")
-        later = echo_once(ros2, "/cell/left/joint_states", "sensor_msgs/msg/JointState")
-        stamp = lambda m: m["header"]["stamp"]["sec"] + 1e-9 * m["header"]["stamp"]["nanosec"]
+        first = echo_once("/cell/left/joint_states", JointState)
+        later = echo_once("/cell/left/joint_states", JointState)
+        stamp = lambda m: m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
         assert 0.0 <= stamp(first) < stamp(later) < 600.0     # simulated time, from 0
         code, output = run(ros2, "ros2 param dump --no-daemon --timeout 20 "
                                  "/cell/left/dynamics_node")
@@ -287,7 +304,7 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
     assert node.returncode == 0
 
 
-def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2):
+def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2, ros):
     """two_arms.launch.py: left the default arm, right the xacro arm with l1:=0.8 l2:=0.4;
     each node has its own params file's values, and the right arm's gravity torques are
     those of the closed form with the lengths given to xacro (the file's defaults are 1 and
@@ -314,8 +331,7 @@ def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2):
         code, output = run(ros2, "ros2 service call /right/dynamics_node/inverse_dynamics "
                                  "robo_dynamics_interfaces/srv/InverseDynamics "
                                  f"'{{positions: [{q1}, {q2}]}}'")
-        commands = echo_once(ros2, "/right/dynamics_node/commands",
-                             "std_msgs/msg/Float64MultiArray")["data"]
+        commands = echo_once("/right/dynamics_node/commands", Float64MultiArray).data
     assert launch.result[0] == 0, launch.result[1][-3000:]
     assert code == 0 and "success=True" in output, output
     effort = [float(x) for x in re.search(r"effort=\[([^\]]*)\]", output)[1].split(",")]
