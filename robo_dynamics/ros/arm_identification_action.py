@@ -83,13 +83,15 @@ class ArmIdentification:
             if node.session.recording is not None:
                 raise ValueError("an identification is recording already")
             model, q0 = node.model, state[0]
+            if model.is_coupled or len(model.payloads):
+                raise ValueError("chains with mimic joints or payloads are not identified yet")
+            if not np.isfinite(node.controller.measured_torque()).all():
+                raise ValueError("the joint states carry no effort for every joint")
             settings = node.controller.settings
             event = node.controller.desire(SetPoint(q0, np.zeros_like(q0)), node.now())
             node.report(event)
             if event.kind != "tracking":
                 raise ValueError(event.message)
-        if model.is_coupled or len(model.payloads):
-            raise ValueError("chains with mimic joints or payloads are not identified yet")
         solver = make_solver(model, "pinocchio")       # this thread's own
         base = ai.BaseParameters(model)
         excitation, condition = ai.design_excitation(
