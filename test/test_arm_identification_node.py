@@ -69,3 +69,16 @@ def test_the_node_identifies_the_arm_and_writes_a_corrected_urdf(loop, tmp_path)
     assert np.abs(loop.node.controller.measured_state()[1]).max() < 0.05
     print(f"held out: identified {result.identified_error_all:.4f}, URDF "
           f"{result.urdf_error_all:.4f}; {result.message}")
+
+
+def test_destroying_the_node_destroys_every_action_server_while_its_helper_lives(ros):
+    """An action server left to the garbage collector is finalised after its node is gone,
+    which crashed a test process (SIGSEGV in a collection) once: the helper node that serves
+    ~/identify_payload and ~/identify_arm has no waitable left when the node is destroyed."""
+    from robo_dynamics.ros.dynamics_node import DynamicsNode
+    from ros_harness import overrides
+    node = DynamicsNode(parameter_overrides=overrides({"robot_description_file": str(URDF)}))
+    helpers = [node.identification.node, node.trajectory_action.node]
+    assert all(len(list(helper.waitables)) > 0 for helper in helpers)
+    node.destroy_node()
+    assert all(len(list(helper.waitables)) == 0 for helper in helpers)

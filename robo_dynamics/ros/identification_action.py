@@ -245,9 +245,12 @@ class IdentificationAction(HelperNode):
             node.apply_payload(link, *(payload or (0.0, np.zeros(3), np.zeros((3, 3)))))
 
     def stop(self):
-        """Stop the thread, the action server and the helper node (idempotent)."""
+        """Stop the thread, the action servers and the helper node (idempotent). Each server
+        is destroyed while its node lives: one left to the garbage collector would be
+        finalised after the node, a crash."""
         if self.node is not None:
             self.server.destroy()
+            self.arm.server.destroy()
         super().stop()
 
 
