@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from . import load_robot, make_solver
+from . import load_robot
 from .control import arm_identification as ai
 from .control.consistent_parameters import bodies, consistent_parameters
 from .errors import RoboDynamicsError
@@ -85,7 +85,8 @@ def run(args):
     with open(output, "w", encoding="utf-8") as stream:
         stream.write(text)
     corrected = load_robot(text, base_link=args.base, tip_link=args.tip)
-    predicted = {"URDF": _torques(robot, held), "identified": _torques(corrected, held)}
+    predicted = {"URDF": ai.urdf_torques(robot, *held[:3]),
+                 "identified": ai.urdf_torques(corrected, *held[:3])}
     print(f"robot '{robot.name}' ({args.urdf}): {len(fit[0])} states fitted from {args.bag}, "
           f"validated on {len(held[0])} of {source}")
     print(f"base parameters: {base.count} of {10 * robot.dof}, "
@@ -100,14 +101,6 @@ def run(args):
     return 0
 
 
-def _torques(model, states):
-    """τ (N, n) of `model` for states (q, q̇, q̈, τ): rigid body (Pinocchio) + its URDF
-    friction (viscous, Coulomb)."""
-    q, qd, qdd, _ = states
-    rigid = make_solver(model, "pinocchio").inverse_dynamics_batch(q, qd, qdd)
-    return rigid + model.damping * qd + model.friction * np.sign(qd)
-
-
 def report(names, tau, predicted, friction):
     """A per-joint table: RMS of the held-out torque, each model's relative RMS error, the
     friction found; then all joints pooled."""
@@ -120,8 +113,7 @@ def report(names, tau, predicted, friction):
         rows.append(f"{joint:<26}{rms[j]:>12.3f}"
                     + "".join(f"{100 * errors[name][j]:>17.1f}%" for name in predicted)
                     + f"{friction[j, 0]:>13.4f}{friction[j, 1]:>11.4f}")
-    pooled = {name: np.sqrt(np.sum((tau - value) ** 2) / np.sum(tau ** 2))
-              for name, value in predicted.items()}
+    pooled = {name: ai.pooled_nrms(tau, value) for name, value in predicted.items()}
     rows.append(f"{'all joints':<26}{np.sqrt(np.mean(tau ** 2)):>12.3f}"
                 + "".join(f"{100 * pooled[name]:>17.1f}%" for name in predicted))
     return "\n".join(rows)

@@ -249,6 +249,19 @@ def nrms(tau, predicted):
     return np.sqrt(np.mean((tau - predicted) ** 2, axis=0) / np.mean(tau ** 2, axis=0))
 
 
+def pooled_nrms(tau, predicted):
+    """The same, all joints together."""
+    return float(np.sqrt(np.sum((tau - predicted) ** 2) / np.sum(tau ** 2)))
+
+
+def urdf_torques(model, q, qd, qdd):
+    """τ (N, n) a URDF model gives: rigid body (Pinocchio) plus its <dynamics> friction
+    (viscous, Coulomb)."""
+    from ..backends import make_solver
+    rigid = make_solver(model, "pinocchio").inverse_dynamics_batch(q, qd, qdd)
+    return rigid + model.damping * qd + model.friction * np.sign(qd)
+
+
 def urdf_base(model, base):
     """β of the model's own (URDF) inertial parameters."""
     return base.of(model_parameters(model))

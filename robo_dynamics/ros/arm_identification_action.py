@@ -163,12 +163,9 @@ class ArmIdentification:
                                gravity=model.gravity)
         measured = tau[held]
         for field, chain in (("urdf", model), ("identified", corrected)):
-            predicted = (make_solver(chain, "pinocchio").inverse_dynamics_batch(
-                q[held], qd[held], qdd[held]) + chain.damping * qd[held]
-                + chain.friction * np.sign(qd[held]))
+            predicted = ai.urdf_torques(chain, q[held], qd[held], qdd[held])
             setattr(result, f"{field}_error", ai.nrms(measured, predicted).tolist())
-            setattr(result, f"{field}_error_all", float(np.sqrt(
-                np.sum((measured - predicted) ** 2) / np.sum(measured ** 2))))
+            setattr(result, f"{field}_error_all", ai.pooled_nrms(measured, predicted))
         result.base_parameters, result.identified = base.count, int(estimate.identified.sum())
         result.condition_number, result.samples = float(condition), estimate.samples
         result.joint_names = list(model.joint_names)
