@@ -12,7 +12,7 @@ from rclpy.action import ActionClient
 import robo_dynamics as rd
 from robo_dynamics_interfaces.action import IdentifyArm
 from conftest import SHIPPED
-from perturbed import perturbed_urdf
+from robo_dynamics.simulation.perturbed import perturbed_urdf
 from ros_harness import Loop, closed_loop_nodes
 
 URDF = SHIPPED / "rd_ur5e.urdf"

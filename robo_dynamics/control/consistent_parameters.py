@@ -11,24 +11,30 @@ data allow while every body can exist: its pseudo-inertia
 exactly when the body is a physical mass distribution (Wensing, Kim & Slotine, "Linear
 matrix inequalities for physically consistent inertial parameter identification: a
 statistical perspective on the mass distribution", IEEE Robotics and Automation Letters
-3(1), 2018). Where the data say nothing, π stays near the URDF's (a small weighted pull
-toward it). Friction stays physical: f_v ≥ 0, f_c ≥ 0.
+3(1), 2018). Friction stays physical: f_v ≥ 0, f_c ≥ 0.
 
-    minimise   ½ ‖A_w T x − b_w‖² + ½ ε Σ_k w_k (π_k − π_URDF,k)²
+Where the data say little, π stays at the URDF's: the URDF is taken as a prior, each of its
+parameters trusted within a standard deviation s_k of PRIOR_SHARE of its body's scale (mass
+m, first moments m r, inertias m r², r the body's size: the larger of |c| and the radius of
+gyration), and the program finds the most probable π given that prior and the data (the
+weighted rows are the data's information, their residual variance ≈ 1):
+
+    minimise   ½ ‖A_w T x − b_w‖² + ½ Σ_k (π_k − π_URDF,k)² / s_k²
     subject to J_i(π) − δ E₄ ⪰ 0 for every body, f_v ≥ 0, f_c ≥ 0
 
-x = [π; friction], T x = [β(π); friction]; A_w, b_w the weighted rows of the fit. Solved by
-Clarabel (an interior-point solver for conic programs).
+x = [π; friction], T x = [β(π); friction]; A_w, b_w the weighted rows of the fit. A base
+parameter known to σ_β ≪ s moves to the data; one the noise hides (a light wrist's centre of
+mass under sensors as noisy as a shoulder's) keeps the URDF's value instead of the noise's.
+Solved by Clarabel (an interior-point solver for conic programs).
 """
 
 import numpy as np
 
 from ..algorithms.regressor import body_from_parameters, model_parameters
 
-PRIOR_SHARE = 1e-6     # ε relative to the data's own weight: the pull toward the URDF
+PRIOR_SHARE = 0.3      # of each body's scale: how far the URDF's inertials are trusted
 MARGIN = 1e-6          # δ: each pseudo-inertia at least this far inside the cone
-SCALES = np.array([1.0, 0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01])
-"""Typical size of each of a body's ten parameters (kg, kg·m, kg·m²): the pull's units."""
+MIN_SIZE = 0.01        # m: the smallest body size r the prior assumes
 
 
 def pseudo_inertia(pi):
@@ -43,6 +49,19 @@ def pseudo_inertia(pi):
 
 def _inertia(pi):
     return np.array([[pi[4], pi[5], pi[7]], [pi[5], pi[6], pi[8]], [pi[7], pi[8], pi[9]]])
+
+
+def prior_std(model):
+    """s (10 n,): the standard deviation the prior gives each parameter of model's bodies
+    (module docstring); a massless body is given the chain's mean mass."""
+    masses = np.asarray(model.mass, dtype=float)
+    mean_mass = max(float(np.mean(masses)), 1e-3)
+    s = []
+    for m, c, I in zip(masses, model.com, model.inertia):
+        m = m if m > 0.0 else mean_mass
+        r = max(float(np.linalg.norm(c)), float(np.sqrt(np.trace(I) / m)), MIN_SIZE)
+        s.append(PRIOR_SHARE * m * np.array([1.0] + [r] * 3 + [r * r] * 6))
+    return np.concatenate(s)
 
 
 def _pseudo_inertia_map():
@@ -70,12 +89,9 @@ def consistent_parameters(model, estimate):
     T[base.count:, p_inertial:] = np.eye(3 * n)
     P = T.T @ G @ T
     q = -T.T @ g
-    prior = model_parameters(model)
-    weight = np.zeros(p)
-    weight[:p_inertial] = 1.0 / np.tile(SCALES, n) ** 2
-    epsilon = PRIOR_SHARE * np.trace(P) / np.sum(weight)
-    P[np.diag_indices(p)] += epsilon * weight
-    q[:p_inertial] -= epsilon * weight[:p_inertial] * prior
+    prior, weight = model_parameters(model), prior_std(model) ** -2.0
+    P[np.arange(p_inertial), np.arange(p_inertial)] += weight
+    q[:p_inertial] -= weight * prior
     # constraints: s = b_c − A_c x in the cones
     M = _pseudo_inertia_map()
     rows_c, rhs, cones = [], [], []

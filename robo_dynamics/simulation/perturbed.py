@@ -1,5 +1,6 @@
-"""A plant that is not the URDF: the same arm with every link's inertials perturbed (the
-tests of whole-arm identification)."""
+"""A plant that is not the URDF: the same arm with every chain link's inertials perturbed,
+as a vendor's CAD inertials differ from the arm built (whole-arm identification's tests and
+demo phase). No ROS here."""
 
 import xml.etree.ElementTree as ET
 
