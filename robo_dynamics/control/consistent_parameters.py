@@ -15,8 +15,8 @@ statistical perspective on the mass distribution", IEEE Robotics and Automation 
 
 Where the data say little, π stays at the URDF's: the URDF is taken as a prior, each of its
 parameters trusted within a standard deviation s_k of PRIOR_SHARE of its body's scale (mass
-m, first moments m r, inertias m r², r the body's size: the larger of |c| and the radius of
-gyration), and the program finds the most probable π given that prior and the data (the
+m; first moments m r, r the larger of |c| and the radius of gyration; inertias about the
+body frame's origin the mean of their principal moments), and the program finds the most probable π given that prior and the data (the
 weighted rows are the data's information, their residual variance ≈ 1):
 
     minimise   ½ ‖A_w T x − b_w‖² + ½ Σ_k (π_k − π_URDF,k)² / s_k²
@@ -59,8 +59,10 @@ def prior_std(model):
     s = []
     for m, c, I in zip(masses, model.com, model.inertia):
         m = m if m > 0.0 else mean_mass
-        r = max(float(np.linalg.norm(c)), float(np.sqrt(np.trace(I) / m)), MIN_SIZE)
-        s.append(PRIOR_SHARE * m * np.array([1.0] + [r] * 3 + [r * r] * 6))
+        r = np.sqrt(np.trace(I) / (3.0 * m))          # the rms radius about one axis
+        size = max(float(np.linalg.norm(c)), r, MIN_SIZE)
+        moment = max(np.trace(I) / 3.0 + m * (c @ c) * 2.0 / 3.0, m * MIN_SIZE ** 2)
+        s.append(PRIOR_SHARE * np.array([m] + [m * size] * 3 + [moment] * 6))
     return np.concatenate(s)
 
 

@@ -89,3 +89,37 @@ def with_payload(urdf_model, payloads, link, mass, com, inertia, max_mass):
     changed = {**payloads, link: (mass, list(com), np.asarray(inertia, dtype=float))}
     return changed, (f"payload of {mass:.6g} kg at '{link}'" if mass > 0
                      else f"payload at '{link}' removed")
+
+
+ModelChange = collections.namedtuple("ModelChange",
+                                     ["urdf_model", "payloads", "built", "payload", "message"])
+ModelChange.__doc__ = """A change of a node's model, prepared (solvers built), not yet in use:
+urdf_model the URDF chain, payloads on it, built their SolverSet, payload (link, mass, com,
+inertia) the payload it sets (None: none), message its sentence."""
+
+SAME_CHAIN = ("joint_names", "joint_types", "body_links", "origin_rotation",
+              "origin_translation", "axis", "tip_rotation", "tip_translation", "gravity",
+              "lower", "upper", "velocity_limit", "effort_limit")
+"""What an identified URDF must share with the chain it replaces: all but the inertials
+and the joint friction."""
+
+
+def payload_change(urdf_model, payloads, link, mass, com, inertia, max_mass, backend):
+    """The ModelChange that sets (mass, com, inertia) at `link` (with_payload). ValueError."""
+    payloads, message = with_payload(urdf_model, payloads, link, mass, com, inertia, max_mass)
+    return ModelChange(urdf_model, payloads, build_solver_set(urdf_model, payloads, backend),
+                       (link, mass, com, inertia), message)
+
+
+def chain_change(urdf_model, chain, payloads, backend, message):
+    """The ModelChange to `chain` in place of `urdf_model`: the same chain (SAME_CHAIN) with
+    other inertials and friction, e.g. identified; the payloads kept. ValueError if the
+    kinematics, limits or joints differ."""
+    differ = [name for name in SAME_CHAIN
+              if not np.array_equal(np.asarray(getattr(chain, name)),
+                                    np.asarray(getattr(urdf_model, name)))]
+    if differ or chain.is_coupled != urdf_model.is_coupled:
+        raise ValueError(f"not the same chain as the node's: {', '.join(differ) or 'mimic'} "
+                         "differ")
+    return ModelChange(chain, dict(payloads), build_solver_set(chain, payloads, backend), None,
+                       message)

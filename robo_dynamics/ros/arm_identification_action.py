@@ -6,7 +6,10 @@ identification at a time.
 The goal's execute callback designs the excitation around the pose where the arm stands,
 has the controller track it (its safety envelope, as any desired motion) while the
 joint-state thread records (node.session, as for a payload), then fits on all periods but
-the last, writes the corrected URDF and predicts the held-out period.
+the last, writes the corrected URDF and predicts the held-out period. With `apply` the
+corrected model replaces the node's, scheduled MODEL_CHANGE_DELAY after the recording's end
+(control/model_changes.py: on simulated time on the same joint state on every machine),
+where the arm holds still.
 """
 
 import threading
@@ -21,6 +24,8 @@ from robo_dynamics_interfaces.action import IdentifyArm
 from ..backends import make_solver
 from ..control import arm_identification as ai
 from ..control.consistent_parameters import bodies, consistent_parameters
+from ..control.identification_session import MODEL_CHANGE_DELAY
+from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, resolve
 from ..control.pose_recording import TimedRecording
 from ..control.state_derivatives import velocities_and_accelerations
 from ..control.trajectory import SetPoint
@@ -76,6 +81,8 @@ class ArmIdentification:
                 and goal.harmonics <= 20 and goal.max_acceleration >= 0.0):
             raise ValueError("period > 0, periods ≥ 2, 0 < velocity_share ≤ 1, harmonics ≤ "
                              "20, max_acceleration ≥ 0")
+        if goal.apply and not node.get_parameter("allow_model_changes").value:
+            raise ValueError("apply: model changes are disabled (allow_model_changes is false)")
         with node.lock:                 # held where it stands while the motion is designed
             state = None if node.controller is None else node.controller.measured_state()
             if state is None:
@@ -111,22 +118,53 @@ class ArmIdentification:
             if event.kind != "tracking":
                 raise ValueError(event.message)
             node.session.recording = run
+            change = (node.model_changes.add(run.end + MODEL_CHANGE_DELAY) if goal.apply
+                      else None)
         try:
             if not self._follow(goal_handle, run):
                 return self._end(goal_handle, result, "cancelled: the arm holds where it is",
                                  goal_handle.canceled)
+            with node.lock:
+                if node.session.recording is run:
+                    node.session.recording = None
+            if run.interrupted:
+                raise ValueError(f"the motion was interrupted: {run.interrupted}")
+            corrected = self._fit(run, model, base, goal, result, excitation, condition)
+            message = (f"{result.identified} of {result.base_parameters} base parameters "
+                       f"identified; held out: {100 * result.identified_error_all:.1f} % "
+                       f"against the URDF's {100 * result.urdf_error_all:.1f} %")
+            if change is not None:
+                refused = self._apply(corrected, result, change)
+                result.applied = refused is None
+                message += f"; not applied: {refused}" if refused else "; applied"
         finally:
             with node.lock:
                 if node.session.recording is run:
                     node.session.recording = None
-        if run.interrupted:
-            raise ValueError(f"the motion was interrupted: {run.interrupted}")
-        self._fit(run, model, base, goal, result, excitation, condition)
-        result.success = True
-        return self._end(goal_handle, result, f"{result.identified} of "
-                         f"{result.base_parameters} base parameters identified; held out: "
-                         f"{100 * result.identified_error_all:.1f} % against the URDF's "
-                         f"{100 * result.urdf_error_all:.1f} %", goal_handle.succeed)
+            if change is not None:
+                node.model_changes.drop([change])    # nothing left to wait for
+        result.success = result.applied or change is None
+        return self._end(goal_handle, result, message,
+                         goal_handle.succeed if result.success else goal_handle.abort)
+
+    def _apply(self, corrected, result, change):
+        """Schedule the corrected model (through `change`) if it predicts the held-out period
+        better than the URDF. None once the node uses it, else why not."""
+        node, prepared = self.owner, None
+        try:
+            if not result.identified_error_all < result.urdf_error_all:
+                return "it predicts the held-out period no better than the URDF"
+            prepared = node.prepare_chain(
+                corrected, f"identified model in use (held out: "
+                f"{100 * result.identified_error_all:.1f} % against the URDF's "
+                f"{100 * result.urdf_error_all:.1f} %)")
+        except ValueError as exc:
+            return str(exc)
+        finally:
+            resolve(change.change, prepared)
+        if node.model_changes.wait(change, MODEL_CHANGE_WAIT) is None:
+            return "the change was dropped (the arm left the motion)"
+        return None
 
     def _follow(self, goal_handle, run):
         """Feedback until the recording's end; False when cancelled (the arm then holds)."""
@@ -147,6 +185,7 @@ class ArmIdentification:
         return True
 
     def _fit(self, run, model, base, goal, result, excitation, condition):
+        """Fill the result from the recording; the corrected model (a RobotModel)."""
         t, q, qd, tau = run.arrays()
         _, qdd = velocities_and_accelerations(t, q, qd)
         if np.isnan(tau).any():
@@ -172,3 +211,4 @@ class ArmIdentification:
         result.sigma = estimate.sigma.tolist()
         result.viscous_friction = friction[:, 0].tolist()
         result.coulomb_friction = friction[:, 1].tolist()
+        return corrected

@@ -8,7 +8,7 @@ The wiring of the node; each job is a module of its own (reference: docs/node.md
                   subscriber); markers.py ~/markers, ~/tip_wrench; diagnostics.py
     services.py   ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
                   ~/set_contact_thresholds, ~/reset_observer, ~/check_trajectory
-    identification_action.py   ~/identify_payload (control/identification_session.py)
+    identification_action.py   ~/identify_payload, ~/identify_arm (arm_identification_action.py)
     trajectory_action.py       ~/follow_joint_trajectory (control/follow_trajectory.py)
     desired_motion.py ~/desired_trajectory, ~/desired_state, ~/target_* (cartesian_targets.py);
     input_watch.py: stale input, a stopped clock; robot_description topic if no parameter.
@@ -41,7 +41,8 @@ from ..control.identification_session import IdentificationSession
 from ..control.joint_state_merger import JointStateMerger
 from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, ModelChangeSchedule
 from ..control.settings import controller_settings
-from ..control.solver_set import CheckingSolvers, build_solver_set, with_payload
+from ..control.solver_set import (CheckingSolvers, build_solver_set, chain_change,
+                                   payload_change)
 from ..errors import RoboDynamicsError
 from . import diagnostics, markers, parameters
 from .chain import command_index, describe, joint_names_of, load_chain, start_up_payload
@@ -51,7 +52,7 @@ from .input_watch import InputWatch
 from .joint_state_thread import JointStateThread
 from .outputs import THROTTLE, Outputs
 from .services import DynamicsServices
-from .spin import background_executor, run
+from .spin import background_executor, restart_timers, run
 from .trajectory_action import TrajectoryAction
 
 
@@ -82,7 +83,7 @@ class DynamicsNode(Node):
         self.cross_check_off = None     # why there is no cross-check (no second backend)
         self.model = self.solver = self.checker = None
         self.session = IdentificationSession()     # ~/identify_payload's
-        self.model_changes = ModelChangeSchedule(self._commit_payload)
+        self.model_changes = ModelChangeSchedule(self.commit_change)
         self._commanded_stamp = 0  # [ns] the stamp of the last state that gave a command
         self.duplicates = 0        # states sent again by a simulation (not answered twice)
         self.background = background_executor("dynamics_node_background")
@@ -137,7 +138,8 @@ class DynamicsNode(Node):
         self.checking_solvers = CheckingSolvers(base)   # ~/check_trajectory's solvers
         payload = start_up_payload(p)      # link → (mass, com, inertia)
         self.payloads = {} if payload is None else {payload[0]: payload[1:]}
-        self.model, self.solver, self.checker = self._build_solvers(self.payloads)
+        built = self._checked(build_solver_set(base, self.payloads, p["backend"]))
+        self.model, self.solver, self.checker = built[:3]
         self.wrench_damping = p["wrench_damping"]
         merger = JointStateMerger(base.joint_names, joint_names_of(base.urdf_xml))
         self.controller = core.Controller(self.solver, merger, self._settings(p))
@@ -149,14 +151,12 @@ class DynamicsNode(Node):
         for link, (mass, com, inertia) in self.payloads.items():
             self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
 
-    def _build_solvers(self, payloads):
-        """(model, solver, checker) for the URDF chain with `payloads`, warmed up. Takes
-        tens of ms (code generation): never call it holding the lock."""
-        built = build_solver_set(self.urdf_model, payloads, self.get_parameter("backend").value)
+    def _checked(self, built):
+        """A SolverSet built (tens of ms: never under the lock), its missing checker told."""
         if built.checker is None and self.cross_check_off is None:
             self.get_logger().warning(f"cross-check off: {built.checker_missing}")
         self.cross_check_off = self.cross_check_off or built.checker_missing or None
-        return built.model, built.solver, built.checker
+        return built
 
     def _settings(self, values=None):
         return controller_settings(values or parameters.read(self, parameters.DYNAMICS_NODE),
@@ -185,18 +185,11 @@ class DynamicsNode(Node):
             self.wrench_damping = values["wrench_damping"]
 
     def _restart_timers(self):
-        rates = {"cross_check": (self.get_parameter("cross_check_rate").value,
-                                 self.cross_check.request),
-                 "markers": (self.get_parameter("marker_rate").value,
-                             lambda: markers.publish(self)),
-                 "diagnostics": (self.get_parameter("diagnostics_rate").value,
-                                 self._publish_diagnostics)}
-        for name, (rate, callback) in rates.items():
-            timer = self._periodic.pop(name, None)
-            if timer is not None:
-                self.destroy_timer(timer)
-            if rate > 0.0:
-                self._periodic[name] = self.create_timer(1.0 / rate, callback)
+        restart_timers(self, self._periodic, {
+            "cross_check": (self.get_parameter("cross_check_rate").value, self.cross_check.request),
+            "markers": (self.get_parameter("marker_rate").value, lambda: markers.publish(self)),
+            "diagnostics": (self.get_parameter("diagnostics_rate").value,
+                            self._publish_diagnostics)})
 
     def _publish_diagnostics(self):
         diagnostics.publish(self, self.outputs.diagnostics)
@@ -293,40 +286,46 @@ class DynamicsNode(Node):
         """Log a controller event and publish it on ~/events."""
         self.outputs.report(event, self.controller.mode, self._stamp_now())
 
-    # -- payloads -------------------------------------------------------------------------
+    # -- model changes: a payload, an identified chain (control/solver_set.py) ---------------
     def apply_payload(self, link, mass, com, inertia):
-        """Make (mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the centre of mass, in
-        `link`'s frame) the payload at `link` (mass 0: none), now. Validates, builds the new
-        solvers outside the lock (code generation takes tens of ms: the command stream goes
-        on meanwhile), then swaps them in; the command ramps to the new target. Returns a
-        sentence; ValueError with the reason."""
-        return self._commit_payload(self.prepare_payload(link, mass, com, inertia))
+        """Make (mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the com, in `link`'s
+        frame) the payload at `link` (mass 0: none), now: its sentence. ValueError."""
+        return self.commit_change(self.prepare_payload(link, mass, com, inertia))
 
     def prepare_payload(self, link, mass, com, inertia):
-        """The change that makes (mass, com, inertia) the payload at `link` (apply_payload),
-        validated and built, not yet in use: for _commit_payload. ValueError."""
+        """apply_payload's ModelChange, built outside the lock (the stream goes on)."""
+        urdf_model, payloads, backend = self._changeable()
+        return payload_change(urdf_model, payloads, link, mass, com, inertia,
+                              self.get_parameter("max_payload_mass").value, backend)
+
+    def prepare_chain(self, chain, message):
+        """The ModelChange to `chain` (the same chain, other inertials and friction)."""
+        urdf_model, payloads, backend = self._changeable()
+        return chain_change(urdf_model, chain, payloads, backend, message)
+
+    def _changeable(self):
         if not self.get_parameter("allow_model_changes").value:
             raise ValueError("model changes are disabled (allow_model_changes is false)")
         with self.lock:
             if self.controller is None:
                 raise ValueError("no robot description yet")
-            payloads = dict(self.payloads)
-        payloads, message = with_payload(self.urdf_model, payloads, link, mass, com, inertia,
-                                         self.get_parameter("max_payload_mass").value)
-        return payloads, self._build_solvers(payloads), (link, mass, com, inertia), message
+            return self.urdf_model, dict(self.payloads), self.get_parameter("backend").value
 
-    def _commit_payload(self, change):
-        """Swap in a prepared payload change; its sentence."""
-        payloads, built, (link, mass, com, inertia), message = change
+    def commit_change(self, change):
+        """Swap in a prepared ModelChange; its sentence."""
+        self._checked(change.built)
         with self.lock:
-            self.payloads = payloads
-            self.model, self.solver, self.checker = built
-            event = self.controller.replace_solver(self.solver, message)
+            if change.urdf_model is not self.urdf_model:
+                self.checking_solvers = CheckingSolvers(change.urdf_model)
+            self.urdf_model, self.payloads = change.urdf_model, change.payloads
+            self.model, self.solver, self.checker = change.built[:3]
+            event = self.controller.replace_solver(self.solver, change.message)
             self.controller.configure(self._settings())
             self.cross_check.reset()
         self.report(event)
-        self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
-        return message
+        if change.payload is not None:
+            self.outputs.publish_payload(*change.payload, self._stamp_now())
+        return change.message
 
     def _stamp_now(self):
         """The node's clock (now) as a builtin_interfaces/Time."""

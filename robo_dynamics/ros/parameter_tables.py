@@ -195,8 +195,9 @@ DYNAMICS_NODE = {
                            RUNTIME),
     "max_payload_mass": Spec(5.0, DOUBLE, "Largest payload mass [kg] accepted at start-up and "
                              "by ~/set_payload.", READ_ONLY),
-    "allow_model_changes": Spec(True, BOOL, "Whether ~/set_payload may change the model while "
-                                "running.", READ_ONLY),
+    "allow_model_changes": Spec(True, BOOL, "Whether ~/set_payload, ~/identify_payload and "
+                                "~/identify_arm (apply) may change the model while running.",
+                                READ_ONLY),
     "marker_rate": Spec(10.0, DOUBLE, "Rate [Hz] of the rviz2 markers and the tip wrench; 0 "
                         "disables them.", RUNTIME),
     "diagnostics_rate": Spec(1.0, DOUBLE, "Rate [Hz] of /diagnostics.", RUNTIME),

@@ -102,6 +102,17 @@ def single_threaded_blas():
     return False
 
 
+def restart_timers(node, timers, rates):
+    """(Re)create node's periodic timers: rates {name: (rate [Hz], callback)}, a rate ≤ 0
+    none; timers {name: Timer}, the running ones, updated."""
+    for name, (rate, callback) in rates.items():
+        timer = timers.pop(name, None)
+        if timer is not None:
+            node.destroy_timer(timer)
+        if rate > 0.0:
+            timers[name] = node.create_timer(1.0 / rate, callback)
+
+
 def background_executor(name):
     """A one-thread executor for long computations a node is asked for (a trajectory check, a
     payload fit), at BACKGROUND_NICE below the process's priority: the joint-state thread and
