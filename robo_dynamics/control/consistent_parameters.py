@@ -25,6 +25,9 @@ weighted rows are the data's information, their residual variance ≈ 1):
 x = [π; friction], T x = [β(π); friction]; A_w, b_w the weighted rows of the fit. A base
 parameter known to σ_β ≪ s moves to the data; one the noise hides (a light wrist's centre of
 mass under sensors as noisy as a shoulder's) keeps the URDF's value instead of the noise's.
+Beyond the prior, a base parameter whose estimate is within SIGNIFICANT σ_β of the URDF's
+(the data do not show the URDF wrong there) is held at the URDF's, as firmly as if its σ_β
+were KEEP_WEIGHT times smaller: the corrected URDF changes only what the data show.
 Solved by Clarabel (an interior-point solver for conic programs).
 """
 
@@ -35,6 +38,8 @@ from ..algorithms.regressor import body_from_parameters, model_parameters
 PRIOR_SHARE = 0.3      # of each body's scale: how far the URDF's inertials are trusted
 MARGIN = 1e-6          # δ: each pseudo-inertia at least this far inside the cone
 MIN_SIZE = 0.01        # m: the smallest body size r the prior assumes
+SIGNIFICANT = 2.0      # a base parameter within this many σ of the URDF's keeps the URDF's
+KEEP_WEIGHT = 100.0    # how firmly: as if its σ were this many times smaller
 
 
 def pseudo_inertia(pi):
@@ -94,6 +99,12 @@ def consistent_parameters(model, estimate):
     prior, weight = model_parameters(model), prior_std(model) ** -2.0
     P[np.arange(p_inertial), np.arange(p_inertial)] += weight
     q[:p_inertial] -= weight * prior
+    # a base parameter the data do not show to differ from the URDF's keeps the URDF's
+    urdf_beta = T[:base.count, :p_inertial] @ prior
+    kept = np.abs(estimate.beta - urdf_beta) < SIGNIFICANT * estimate.beta_std
+    rows = T[:base.count][kept] * (KEEP_WEIGHT / estimate.beta_std[kept])[:, None]
+    P += rows.T @ rows
+    q -= rows.T @ (urdf_beta[kept] * KEEP_WEIGHT / estimate.beta_std[kept])
     # constraints: s = b_c − A_c x in the cones
     M = _pseudo_inertia_map()
     rows_c, rhs, cones = [], [], []

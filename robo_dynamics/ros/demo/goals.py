@@ -1,5 +1,6 @@
 """The goals the demo sends as a supervisor would: a trajectory as MoveIt sends a plan
-(control_msgs/FollowJointTrajectory), and the payload identification (~/identify_payload)."""
+(control_msgs/FollowJointTrajectory), the payload identification (~/identify_payload) and
+the arm's (~/identify_arm)."""
 
 import numpy as np
 
@@ -80,6 +81,43 @@ def identify(sup, phase, progress):
             plan = g["pose_count"] * (g["move_time"] + g["settle_time"] + g["record_time"])
             sup.run_to(now + plan + MODEL_CHANGE_DELAY + 2 * sup.period)
             sup.spin_until(result.done, "the identification did not end", 600.0)
+        return result.result().result
+    finally:
+        client.destroy()
+
+
+def identify_arm(sup, goal, progress):
+    """The ~/identify_arm goal (IdentifyArm fields in `goal`), sent on the paused
+    simulation: its Result once the node has held the arm, designed the excitation on the
+    paused loop, driven it `periods` times, fitted and (apply) swapped its model in."""
+    from rclpy.action import ActionClient
+    from robo_dynamics_interfaces.action import IdentifyArm
+    from ...control.identification_session import MODEL_CHANGE_DELAY
+    client = ActionClient(sup.node, IdentifyArm, "/dynamics_node/identify_arm")
+
+    def show(message):
+        f = message.feedback
+        progress(f"  identifying the arm: {f.elapsed:4.1f}/{f.duration:.0f} s, "
+                 f"{f.samples} states")
+    try:
+        sup.spin_until(client.server_is_ready, "no ~/identify_arm action")
+        answered = len(sup.events)
+        sent = client.send_goal_async(IdentifyArm.Goal(**goal), feedback_callback=show)
+        sup.spin_until(sent.done, "the arm identification goal was not answered")
+        if not sent.result().accepted:
+            raise RuntimeError("the arm identification goal was rejected")
+        result = sent.result().get_result_async()
+
+        def answers():          # the hold, then the excitation (designed meanwhile)
+            return [e for _, e in sup.events[answered:] if e.kind in ("tracking", "refused")]
+        sup.spin_until(lambda: result.done() or len(answers()) >= 2 or any(
+            e.kind == "refused" for e in answers()), "the arm identification did not start",
+            600.0)
+        if not result.done():
+            now = sup.now()
+            sup.run_to(now + goal["periods"] * goal["period"] + MODEL_CHANGE_DELAY
+                       + 2 * sup.period)
+            sup.spin_until(result.done, "the arm identification did not end", 600.0)
         return result.result().result
     finally:
         client.destroy()

@@ -30,7 +30,8 @@ from .compliance import hold_tip
 from .goals import ending_at_rest, identify, send_goal
 from .supervisor import Supervisor, forearm_push, move_to, start_processes, trajectory_from
 from .verdicts import (action_verdict, compliance_verdict, contact_verdict,
-                       identification_verdict, summarise, verdict)
+                       identification_verdict, summarise, verdict, whole_arm_verdict)
+from .whole_arm import run_whole_arm
 
 # events the demo leaves out: the stream's start (every phase has one), and the node's
 # clock_stopped/clock_resumed, which say how long the simulation stood still in wall time
@@ -181,6 +182,18 @@ def main(argv=None):
     try:
         for phase in selected:
             print(f"phase: {phase.name}", flush=True)
+            if phase.whole_arm:        # three runs of its own; not in the table
+                observed = run_whole_arm(phase, urdf, args.rate, args.engine,
+                                         not args.free_running,
+                                         pathlib.Path(args.output).resolve().parent,
+                                         lambda text: print(text, end="\r", flush=True))
+                simulated += observed["simulated"]
+                wall += observed["wall"]
+                ok, sentence = whole_arm_verdict(observed)
+                failed += not ok
+                print(f"\n  plant: {observed['plant']}; identified: {observed['identified']}")
+                print(f"  verdict: {sentence}")
+                continue
             t, q, tau, events, observed = run_phase(
                 phase, urdf, args.rate, args.duration,
                 lambda text: print(text, end="\r", flush=True), args.engine,

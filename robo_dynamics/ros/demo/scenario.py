@@ -1,5 +1,5 @@
 """The closed-loop demo's scenario, on the default arm: sim_arm → joint_states → dynamics_node →
-effort commands → sim_arm, ten phases, each with fresh processes.
+effort commands → sim_arm, eleven phases, each with fresh processes.
 
     python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
                                  [--free-running] [--output PNG] [--phases 7,8]
@@ -43,6 +43,15 @@ observer, default thresholds): the phases without a push must show no contact.
    push, TIP_RELEASE_SECONDS), whatever --duration. The tip must give way by K⁻¹F and
    spring back, each within COMPLIANCE_BOUND × |K⁻¹F| plus the band the plant's dry
    friction can hold (verdicts.friction_band); a plot shows it.
+11. the whole arm identified (docs/arm-identification.md) on a plant that is not the URDF:
+   sim_arm's UR5e with every link's inertials perturbed by up to 20 % (PLANT_SEED; no
+   armature: the identification has no rotor-inertia parameter yet), three runs with fresh
+   processes: gravity compensation by the node with the URDF for DRIFT_SECONDS (the tool
+   drifts); ~/identify_arm (IDENTIFY_ARM_GOAL: the node holds the arm, excites it, fits,
+   writes demo_output/identified_ur5e.urdf and applies it); gravity compensation by a node
+   started with that URDF. The held-out torque error must fall to IDENTIFIED_ERROR_RATIO of
+   the URDF's or less, the largest joint drift to 1/DRIFT_RATIO or less (all joints but the
+   light wrist's last LIGHT_JOINTS, whose drift is reported beside it, with the tool's).
 Each phase ends with a verdict against what it must show (drift, tracking within
 TRACKING_BOUND without a fault, no contact, or the safe hold; the push detected within
 3/K_O + one period); the exit status is 1 if one does not.
@@ -100,12 +109,14 @@ class Phase:
     compensates the plant's joint friction (knowing its coefficients); expect: 'hold' when
     the safety envelope must abandon the motion for its safe hold, else 'track'; action: the
     trajectory goes to ~/follow_joint_trajectory (MoveIt's way), not ~/desired_trajectory;
-    cartesian: the tip is held by Cartesian impedance and pushed (phase 10.)."""
+    cartesian: the tip is held by Cartesian impedance and pushed (phase 10.); whole_arm: the
+    plant's inertials are not the URDF's, and the node identifies them (phase 11.)."""
 
     def __init__(self, name, track, payload_kg=0.0, declared=False, friction=False,
                  expect="track", bound=None, push=False, guess_kg=None, action=False,
-                 cartesian=False):
+                 cartesian=False, whole_arm=False):
         self.name, self.track, self.payload_kg = name, track, payload_kg
+        self.whole_arm = whole_arm    # a perturbed plant, identified by ~/identify_arm
         self.cartesian = cartesian    # held at the tip's pose, pushed at the tip
         self.action = action          # the trajectory as a FollowJointTrajectory goal
         self.declared, self.friction, self.expect = declared, friction, expect
@@ -128,7 +139,8 @@ PHASES = [Phase("gravity compensation", False),
                 push=True),
           Phase("computed torque via FollowJointTrajectory", True, friction=True,
                 action=True),
-          Phase("Cartesian impedance, pushed at the tip", False, cartesian=True)]
+          Phase("Cartesian impedance, pushed at the tip", False, cartesian=True),
+          Phase("whole arm identified on a perturbed arm", False, whole_arm=True)]
 STOP_SECONDS = 1.0         # s: the action phase's trajectory comes to rest over this
 # the Cartesian phase (10.): the stiffness [N/m, N·m/rad] (the node's default), a push
 TIP_STIFFNESS = [500.0, 500.0, 500.0, 2.0, 2.0, 2.0]
@@ -137,3 +149,15 @@ TIP_HOLD_SECONDS, TIP_PUSH_SECONDS, TIP_RELEASE_SECONDS = 0.5, 1.5, 2.0   # s
 TIP_RAMP_SECONDS = 0.2     # s: the push rises and falls over this (a step of 30 N spins the
                            # URDF's light wrist beyond the velocity bound: the safe hold)
 COMPLIANCE_BOUND = 0.05    # relative to |K⁻¹F|, beside the dry-friction band
+# the whole-arm phase (11.)
+PLANT_SEED = 7             # the perturbation of the plant's inertials (simulation/perturbed.py)
+DRIFT_SECONDS = 2.0        # s of gravity compensation whose drift of the tool is measured
+IDENTIFY_ARM_GOAL = {"period": 10.0, "periods": 3, "apply": True}
+IDENTIFY_ARM_KP, IDENTIFY_ARM_KD = 400.0, 40.0   # the node's gains in this phase (ω = 20/s,
+#                  ζ = 1): the default 100, 20 let the URDF's error throw the light wrist
+#                  off the excitation by more than max_tracking_error
+IDENTIFIED_ERROR_RATIO = 0.4   # held-out error of the identified model / the URDF's, at most
+DRIFT_RATIO = 10.0         # the URDF's largest joint drift / the identified one's, at least,
+LIGHT_JOINTS = 2           # over all but the last LIGHT_JOINTS: the light wrist, whose
+#   gravity torques (≤ 0.3 N·m) 0.5 N·m of noise per sample hides from the fit, and which the
+#   plant gives almost no friction (docs/arm-identification.md); reported apart

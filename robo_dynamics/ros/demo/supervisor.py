@@ -6,25 +6,28 @@ import subprocess
 import numpy as np
 
 from ..processes import node_command, spin_until
-from .scenario import (ARMATURE, EFFORT_NOISE, JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, Q0,
-                       TIP_STIFFNESS, desired)
+from .scenario import (ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, IDENTIFY_ARM_KP, JOINT_DAMPING,
+                       JOINT_FRICTION, LEAD_IN, Q0, TIP_STIFFNESS, desired)
 
 
-def start_processes(urdf, phase, rate, engine, lockstep):
-    common = ["--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
+def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None):
+    """(sim_arm, dynamics_node) for `phase`, the node's model from `urdf`, sim_arm's from
+    plant_urdf (None: the same)."""
+    common = ["--log-level", "warn"]
     sim = [*node_command("sim_arm_node", *common),
+           "-p", f"robot_description_file:={plant_urdf or urdf}",
            "-p", f"initial_positions:={Q0.tolist()}", "-p", f"publish_rate:={rate}",
            "-p", "command_timeout:=0.1", "-p", f"engine:={engine}",
            "-p", "friction:=true", "-p", f"joint_damping:={JOINT_DAMPING}",
            "-p", f"joint_friction:={JOINT_FRICTION}", "-p", f"effort_noise:={EFFORT_NOISE}",
            "-r", "effort_commands:=/dynamics_node/commands"]
-    if engine == "mujoco":
+    if engine == "mujoco" and not phase.whole_arm:
         sim += ["-p", f"armature:={ARMATURE}"]
     if lockstep:       # the simulation's time on /clock drives the node's, paused by the demo
         sim += ["-p", "lockstep:=true", "-p", "lockstep_supervised:=true",
                 "-p", "lockstep_max_speed:=0.0", "-p", "lockstep_timeout:=0.5"]
     payload = ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]
-    node = [*node_command("dynamics_node", *common),
+    node = [*node_command("dynamics_node", *common), "-p", f"robot_description_file:={urdf}",
             "-p", "marker_rate:=0.0", "-p", f"use_sim_time:={str(lockstep).lower()}"]
     if phase.payload_kg:
         sim += payload
@@ -32,6 +35,9 @@ def start_processes(urdf, phase, rate, engine, lockstep):
         node += payload
     if phase.guess_kg is not None:     # a rough mass at the flange, where the node will
         node += ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.guess_kg}"]  # look
+    if phase.whole_arm:      # a model this far off looks like a push to the observer, and
+        node += ["-p", "collision_reaction:=none",    # stiffer gains track the excitation
+                 "-p", f"kp:={[IDENTIFY_ARM_KP]}", "-p", f"kd:={[IDENTIFY_ARM_KD]}"]
     if phase.cartesian:      # the push at the tip is expected: no hold for it
         node += ["-p", "collision_reaction:=none", "-p", f"cartesian.stiffness:={TIP_STIFFNESS}"]
     if phase.friction:

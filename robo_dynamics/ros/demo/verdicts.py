@@ -3,9 +3,10 @@
 
 import numpy as np
 
-from .scenario import (COMPLIANCE_BOUND, IDENTIFIED_MASS_BOUND, JOINT_FRICTION, OBSERVER_GAIN,
-                       Q0, TIP_FORCE, TIP_PUSH_SECONDS, TIP_RAMP_SECONDS, TIP_STIFFNESS,
-                       desired)
+from .scenario import (COMPLIANCE_BOUND, DRIFT_RATIO, DRIFT_SECONDS, IDENTIFIED_ERROR_RATIO,
+                       IDENTIFIED_MASS_BOUND, JOINT_FRICTION, LIGHT_JOINTS,
+                       OBSERVER_GAIN, Q0, TIP_FORCE,
+                       TIP_PUSH_SECONDS, TIP_RAMP_SECONDS, TIP_STIFFNESS, desired)
 
 SETTLED = 0.3      # s: the tip's rest position is its mean over the last SETTLED s of a part
 
@@ -148,3 +149,32 @@ def compliance_verdict(observed, events):
                 f"from its target; each axis within {100 * COMPLIANCE_BOUND:g} % of |K⁻¹F| + "
                 f"the plant's dry-friction band {mm(band)}"
                 + (", as expected" if ok else ", NOT as expected")), figures
+
+
+def whole_arm_verdict(observed):
+    """(as expected?, sentence) of the whole-arm phase: ~/identify_arm succeeded and applied
+    its model, whose held-out error is at most IDENTIFIED_ERROR_RATIO of the URDF's, and
+    under gravity compensation with the URDF it wrote no joint but the light wrist's last
+    LIGHT_JOINTS drifts more than 1/DRIFT_RATIO of the original's largest drift (those
+    and the tool reported)."""
+    result = observed["result"]
+    if not result.success:
+        return False, f"NOT as expected: identification failed: {result.message}"
+    urdf, identified = observed["drift"]["URDF"], observed["drift"]["identified"]
+    arm = {name: np.abs(d["joints"][:-LIGHT_JOINTS]).max()
+           for name, d in (("URDF", urdf), ("identified", identified))}
+    ok = (result.applied
+          and result.identified_error_all <= IDENTIFIED_ERROR_RATIO * result.urdf_error_all
+          and arm["identified"] * DRIFT_RATIO <= arm["URDF"])
+    light = lambda d: "(" + ", ".join(f"{x:+.2f}" for x in d["joints"][-LIGHT_JOINTS:]) + ")"
+    return ok, (f"{result.identified} of {result.base_parameters} base parameters identified "
+                f"from {result.samples} states; held-out torques off by "
+                f"{100 * result.identified_error_all:.1f} % (the URDF's: "
+                f"{100 * result.urdf_error_all:.1f} %; the sensors' noise included), applied. "
+                f"In {DRIFT_SECONDS:g} s of gravity compensation the joints drift at most "
+                f"{arm['identified']:.4f} rad with the identified URDF against "
+                f"{arm['URDF']:.3f} rad with the original; the light wrist's last "
+                f"{LIGHT_JOINTS} turn {light(identified)} against {light(urdf)} rad (their "
+                "gravity is below what the noise lets the fit resolve) and the tool moves "
+                f"{1e3 * identified['tool']:.1f} against {1e3 * urdf['tool']:.1f} mm"
+                + (", as expected" if ok else ", NOT as expected"))
