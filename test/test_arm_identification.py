@@ -293,3 +293,23 @@ def test_the_command_line_tool_identifies_the_arm_from_bags(recordings, tmp_path
     assert identify.main([str(bare), "--urdf", str(URDF),
                           "--output", str(tmp_path / "x.urdf")]) == 2
     assert "needs its efforts" in capsys.readouterr().err
+
+
+def test_the_corrected_urdf_can_replace_the_chain_another_chain_cannot(consistent):
+    """What ~/identify_arm's apply swaps in (control/solver_set.chain_change): the corrected
+    URDF's solvers, built and equal to Pinocchio on it; a URDF whose kinematics or limits
+    differ is refused, naming what differs."""
+    from robo_dynamics.control.solver_set import chain_change
+    corrected = rd.load_robot(consistent[2])
+    change = chain_change(ROBOT, corrected, {}, "rnea", "identified")
+    q = np.random.default_rng(5).uniform(-2.0, 2.0, (20, N))
+    np.testing.assert_allclose(change.built.solver.gravity_batch(q),
+                               rd.make_solver(corrected, "pinocchio").gravity_batch(q),
+                               atol=1e-9)
+    assert change.urdf_model is corrected and change.payload is None
+    moved = consistent[2].replace('xyz="0 0 0.1625"', 'xyz="0 0 0.17"')
+    limited = consistent[2].replace('velocity="3.14159"', 'velocity="2.0"', 1)
+    assert moved != consistent[2] and limited != consistent[2]
+    for text, differs in ((moved, "origin_translation"), (limited, "velocity_limit")):
+        with pytest.raises(ValueError, match=differs):
+            chain_change(ROBOT, rd.load_robot(text), {}, "rnea", "identified")

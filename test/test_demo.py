@@ -1,4 +1,4 @@
-"""The README's main command (docs/demo.md), shortened: ten phases run on the MuJoCo plant,
+"""The README's main command (docs/demo.md), shortened: eleven phases run on the MuJoCo plant,
 each meets its verdict (the exit status), the table and the plots appear, no process it started is
 left behind, and pinned to one core it prints the same figures."""
 
@@ -98,15 +98,16 @@ def figures(stdout):
 
 
 def test_the_demo_prints_the_same_figures_pinned_to_one_core(demo, tmp_path):
-    """Lockstep on simulated time: the phases with an unknown payload, an identification and
-    a push, run again pinned to one core (the processes take turns), give every event time,
-    verdict and table entry digit for digit."""
-    returncode, stdout, stderr, _, _ = run_demo(tmp_path, one_core=True, phases="6,7,8")
+    """Lockstep on simulated time: the phases with an unknown payload, an identification, a
+    push and the whole arm's identification (a fit and a model swap while the loop waits),
+    run again pinned to one core (the processes take turns), give every event time, verdict
+    and table entry digit for digit."""
+    returncode, stdout, stderr, _, _ = run_demo(tmp_path, one_core=True, phases="6,7,8,11")
     assert returncode == demo[0] == 0, stderr[-2000:]
     reference, pinned = figures(demo[1]), figures(stdout)
-    assert len(reference) == 10 and len(pinned) == 3
+    assert len(reference) == 11 and len(pinned) == 4
     for name, (lines, rows) in pinned.items():
-        assert len(rows) == 6 and len(lines) >= 3
+        assert len(rows) == (0 if name.startswith("whole arm") else 6) and len(lines) >= 2
         assert (lines, rows) == reference[name], name
 
 
@@ -124,10 +125,11 @@ def test_demo_runs_the_closed_loop(demo):
                   "computed torque, 1 kg payload identified by the node",
                   "computed torque, pushed on the forearm",
                   "computed torque via FollowJointTrajectory",
-                  "Cartesian impedance, pushed at the tip"):
+                  "Cartesian impedance, pushed at the tip",
+                  "whole arm identified on a perturbed arm"):
         assert f"phase: {phase}" in out
     assert "plant: sim_arm engine mujoco (MuJoCo: shares no code with the node)" in out
-    assert len(verdicts) == 10 and all(v.endswith("as expected") for v in verdicts)
+    assert len(verdicts) == 11 and all(v.endswith("as expected") for v in verdicts)
     assert "NOT as expected" not in out
     # external torques from noisy efforts: no contact in the six phases without an
     # external load, and the push seen as a collision within 3/K_O + one period
@@ -138,6 +140,18 @@ def test_demo_runs_the_closed_loop(demo):
     assert re.search(r"payload identified by the node: .* ≤ 2×", out)
     payload_plot = plot.with_name(plot.stem + "_payload.png")
     assert payload_plot.is_file() and payload_plot.stat().st_size > 5_000
+    # the whole arm: the URDF the node wrote and used loads in both backends, and its gravity
+    # torques are closer to the plant's (the perturbed URDF it wrote beside) than the URDF's
+    import robo_dynamics as rd
+    models = {name: rd.load_robot(str(plot.with_name(f"{name}_ur5e.urdf")))
+              for name in ("identified", "perturbed")}
+    models["urdf"] = rd.load_robot(str(REPO / "urdf" / "rd_ur5e.urdf"))
+    poses = np.random.default_rng(0).uniform(-2.0, 2.0, (100, 6))
+    gravity = {name: rd.make_solver(model, "rnea" if name == "identified" else "pinocchio")
+               .gravity_batch(poses) for name, model in models.items()}
+    error = {name: np.sqrt(np.mean((gravity[name] - gravity["perturbed"]) ** 2))
+             for name in ("identified", "urdf")}
+    assert error["identified"] * 10.0 <= error["urdf"], error
     # MoveIt's way: the plan as a FollowJointTrajectory goal, tracked to its end within the
     # goal tolerance (and within TRACKING_BOUND meanwhile: its verdict above)
     assert re.search(r"  action: SUCCEEDED, error_code 0: reached the last point within the "
@@ -163,7 +177,7 @@ def test_demo_runs_the_closed_loop(demo):
     assert "loopback only" in out and plot.is_file() and plot.stat().st_size > 10_000
     assert re.search(r"real-time factor [\d.]+: ", out)
     rows = [line for line in out.splitlines() if line.rstrip().endswith("%")]
-    assert len(rows) == 60                     # 10 phases × 6 joints
+    assert len(rows) == 60                     # 10 phases × 6 joints (11. has no rows)
     # the summary's drift is the largest final error of the gravity-compensation phase in
     # the table, and gravity compensation with the exact model holds the arm within 1 mrad
     # (the physics is asserted tightly in test_simulation.py and test_sim_arm_node.py)

@@ -31,8 +31,7 @@ def summary(results, contacts, engine):
         print(f"\ngravity compensation: drift after {results[names[0]]['span']:.1f} s = "
               f"{drift:.2e} rad (max over joints)")
     if all(name in results for name in names[:4]):
-        (g_off, g_on), (t_off, t_on) = ([results[p.name] for p in PHASES
-                                         if p.track == track][:2] for track in (False, True))
+        g_off, g_on, t_off, t_on = (results[name] for name in names[:4])  # 1.–4.
         print(f"friction compensation off → on (plant: engine {engine}): drift "
               f"{g_off['final'].max():.2e} → {g_on['final'].max():.2e} rad; computed torque "
               f"max error {t_off['max'].max():.2e} → {t_on['max'].max():.2e} rad, RMS (worst "
@@ -47,8 +46,9 @@ def summary(results, contacts, engine):
               f"against {exact:.2e} rad with the payload declared exactly: "
               f"{after / exact:.2f}× {'≤' if ok else '>'} {IDENTIFIED_RMS_RATIO:g}×"
               + ("" if ok else ", NOT as expected"))
-    if len(results) == len(PHASES):
-        quiet = [f["ratio"] for p in PHASES if p.expect != "hold" and (f := contacts[p.name])]
+    if all(p.name in results for p in PHASES if not p.whole_arm):    # (11. is not there)
+        quiet = [f["ratio"] for p in PHASES
+                 if p.expect != "hold" and not p.whole_arm and (f := contacts[p.name])]
         push = next(contacts[p.name] for p in PHASES if p.push)
         print(f"external torques (effort noise {EFFORT_NOISE} N·m, observer gain "
               f"{OBSERVER_GAIN:g}/s): no contact while tracking or holding at the default "

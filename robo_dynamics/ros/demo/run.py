@@ -191,7 +191,8 @@ def main(argv=None):
                 wall += observed["wall"]
                 ok, sentence = whole_arm_verdict(observed)
                 failed += not ok
-                print(f"\n  plant: {observed['plant']}; identified: {observed['identified']}")
+                print(f"\n  written beside the plots: {observed['plant'].name} (the plant), "
+                      f"{observed['identified'].name} (identified)")
                 print(f"  verdict: {sentence}")
                 continue
             t, q, tau, events, observed = run_phase(

@@ -22,7 +22,7 @@ def run_whole_arm(phase, urdf, rate, engine, lockstep, output_dir, progress):
     solver = make_solver(robot, "pinocchio")          # the tool's position
     output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    plant = output_dir / "perturbed_ur5e_plant.urdf"
+    plant = output_dir / "perturbed_ur5e.urdf"
     plant.write_text(perturbed_urdf(urdf, robot, np.random.default_rng(PLANT_SEED)))
     identified = output_dir / "identified_ur5e.urdf"
     identified.unlink(missing_ok=True)
@@ -38,7 +38,8 @@ def run_whole_arm(phase, urdf, rate, engine, lockstep, output_dir, progress):
             q = sup.measured()
             start = solver.tip_pose(q)[1]
             sup.run_to(START + DRIFT_SECONDS,
-                       lambda t: progress(f"  gravity compensation, {name}: {t:3.0f} s"))
+                       lambda t: progress(f"  gravity compensation, {name}: "
+                                         f"{t:3.0f}/{START + DRIFT_SECONDS:.0f} s"))
             return {"tool": np.linalg.norm(solver.tip_pose(sup.measured())[1] - start),
                     "joints": sup.measured() - q}
         observed["drift"][name] = in_fresh_processes(model_urdf, act)
