@@ -28,7 +28,8 @@ mass under sensors as noisy as a shoulder's) keeps the URDF's value instead of t
 Beyond the prior, a base parameter whose estimate is within SIGNIFICANT σ_β of the URDF's
 (the data do not show the URDF wrong there) is held at the URDF's, as firmly as if its σ_β
 were KEEP_WEIGHT times smaller: the corrected URDF changes only what the data show.
-Solved by Clarabel (an interior-point solver for conic programs).
+Solved by Clarabel (an interior-point solver for conic programs), on one thread with its QDLDL
+factorisation, so that the result is the same on every machine.
 """
 
 import numpy as np
@@ -124,6 +125,9 @@ def consistent_parameters(model, estimate):
     cones.append(clarabel.NonnegativeConeT(2 * n))
     settings = clarabel.DefaultSettings()
     settings.verbose = False
+    # one thread, one factorisation: by default Clarabel picks its linear solver and uses
+    # every core, and threads that share a sum change its last bits with the machine's load
+    settings.direct_solve_method, settings.max_threads = "qdldl", 1
     solver = clarabel.DefaultSolver(sparse.csc_matrix(np.triu(P)), q,
                                     sparse.csc_matrix(np.vstack(rows_c)), np.concatenate(rhs),
                                     cones, settings)
