@@ -181,7 +181,8 @@ def design_excitation(model, solver, base, q0, period, harmonics, margin, veloci
 class ArmEstimate:
     """beta (count,) the base parameters, friction (n, 3) [f_v N·m·s/rad, f_c N·m, f_o N·m],
     covariance of [β; friction] ((count + 3n)²), sigma (n,) [N·m] each joint's residual
-    standard deviation, identified (count,) bool (σ_β ≤ IDENTIFIED_SHARE |β|), samples;
+    standard deviation, identified (count,) bool (σ_β ≤ IDENTIFIED_SHARE |β|), samples:
+    the joint torques fitted (one per joint and state, less those of slow joints: Rows);
     normal: (AᵀA, Aᵀb) of the weighted rows, so that ½‖A x − b‖² = ½ xᵀAᵀA x − (Aᵀb)ᵀx
     + const for x = [β; friction] (consistent_parameters.py)."""
 

@@ -206,7 +206,7 @@ class ArmIdentification:
             setattr(result, f"{field}_error", ai.nrms(measured, predicted).tolist())
             setattr(result, f"{field}_error_all", ai.pooled_nrms(measured, predicted))
         result.base_parameters, result.identified = base.count, int(estimate.identified.sum())
-        result.condition_number, result.samples = float(condition), estimate.samples
+        result.condition_number, result.samples = float(condition), int((~held).sum())
         result.joint_names = list(model.joint_names)
         result.sigma = estimate.sigma.tolist()
         result.viscous_friction = friction[:, 0].tolist()
