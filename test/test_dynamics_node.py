@@ -568,6 +568,27 @@ def test_a_state_is_handled_on_the_clock_sent_before_it(harness):
         assert abs(harness.node.get_clock().now().nanoseconds * 1e-9 - t) < 1e-9, k
 
 
+@pytest.mark.parametrize("harness", [{"use_sim_time": True}], indirect=True)
+def test_a_state_whose_clock_comes_after_it_is_handled_at_its_own_time(harness):
+    """/clock and the state travel on two topics: under load the state of a step can be
+    taken before its /clock. It is then handled at its stamp (within CLOCK_LAG of the
+    clock), not on the clock of the step before; a stamp further ahead is not trusted."""
+    from rosgraph_msgs.msg import Clock
+    from ros_harness import state
+    clock = harness.peer.create_publisher(Clock, "/clock", 10)
+    assert harness.spin_until(lambda: harness.node.count_subscribers("/clock") >= 1)
+    clock.publish(Clock(clock=Time(seconds=500.0).to_msg()))
+    assert harness.spin_until(lambda: abs(harness.node.now() - 500.0) < 1e-9)
+    for ahead, handled_at in ((0.002, 500.002), (5.0, 500.0)):
+        msg = state(NAMES, Q, QD)
+        msg.header.stamp = Time(seconds=500.0 + ahead).to_msg()
+        before = harness.handled()
+        harness.joint_states.publish(msg)            # before its /clock
+        assert harness.spin_until(lambda: harness.handled() > before)
+        assert abs(harness.node.controller.last_state_time - handled_at) < 1e-9, ahead
+    assert joint_state_thread.CLOCK_LAG < 5.0
+
+
 def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
     harness.stream("gravity", count=3)
     assert harness.node.outputs.system_time

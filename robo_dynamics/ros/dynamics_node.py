@@ -49,7 +49,7 @@ from .chain import command_index, describe, joint_names_of, load_chain, start_up
 from .desired_motion import DesiredMotion
 from .identification_action import IdentificationAction
 from .input_watch import InputWatch
-from .joint_state_thread import JointStateThread
+from .joint_state_thread import JointStateThread, state_time
 from .outputs import THROTTLE, Outputs
 from .services import DynamicsServices
 from .spin import background_executor, restart_timers, run
@@ -197,7 +197,7 @@ class DynamicsNode(Node):
     # -- the hot path ------------------------------------------------------------------------
     def on_joint_state(self, msg):
         if self.model_changes:
-            self._apply_due_model_changes()
+            self._apply_due_model_changes(self._state_time(msg))
         with self.lock:
             self._on_joint_state_locked(msg)
 
@@ -218,9 +218,8 @@ class DynamicsNode(Node):
             self.controller.observer_seconds = 0.0
 
     def _handle_joint_state(self, msg, started):
-        now = self.now()
+        now, stamp = self._state_time(msg), msg.header.stamp
         try:
-            stamp = msg.header.stamp
             cycle = self.controller.step(msg.name, msg.position, msg.velocity, msg.effort, now,
                                          stamp.sec + 1e-9 * stamp.nanosec)
         except Exception as exc:  # a numerical failure must not take the node down
@@ -252,22 +251,24 @@ class DynamicsNode(Node):
                 self.computation_failed(exc, "cross-check")
         return cycle.command is not None
 
+    def _state_time(self, msg):
+        return state_time(self.now(), msg.header.stamp, self.on_simulated_time())
+
     def on_simulated_time(self):
         """Whether /clock drives the node's clock (the joint-state thread's)."""
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock
         return bool(getattr(clock, "ros_time_is_active", False))
 
-    def _apply_due_model_changes(self):
-        """The model changes scheduled for now or earlier (control/model_changes.py); on
-        simulated time one not ready yet is waited for, outside the lock."""
-        for at in self.model_changes.apply_due(self.now(), self.on_simulated_time(),
+    def _apply_due_model_changes(self, now):
+        """The model changes due by `now` (control/model_changes.py); on simulated time one
+        not ready yet is waited for, outside the lock."""
+        for at in self.model_changes.apply_due(now, self.on_simulated_time(),
                                                MODEL_CHANGE_WAIT):
             self.get_logger().error(f"a model change due at t = {at:.3f} s was not ready "
                                     f"after {MODEL_CHANGE_WAIT:g} s: skipped")
 
     def _publish(self, stamp, cycle, now, started):
-        """The cycle's outputs (ros/outputs.py), the command first. started: perf_counter
-        at the callback's start (the command's time is timed from it)."""
+        """The cycle's outputs (outputs.py), the command first; started: perf_counter at start."""
         self.outputs.publish_command(stamp, cycle, now)
         self.health.command_seconds.append(time.perf_counter() - started)
         result = self.outputs.publish_rest(stamp, cycle.rest, self.wrench_damping)
@@ -332,9 +333,8 @@ class DynamicsNode(Node):
         return Time(nanoseconds=round(self.now() * 1e9)).to_msg()
 
     def now(self):
-        """The node's clock [s]: the system clock read directly (rclpy's Clock.now() is
-        slower: BENCHMARKS.md), or with /clock the joint-state thread's clock, which has taken
-        the /clock message sent before the state (joint_state_thread.py)."""
+        """The node's clock [s]: the system clock read directly (rclpy's Clock.now() is slower:
+        BENCHMARKS.md), or with /clock the joint-state thread's (joint_state_thread.py)."""
         if self.outputs.system_time:
             return time.time()
         clock = self.get_clock() if self.joint_states is None else self.joint_states.clock

@@ -13,8 +13,9 @@ main executor is not woken by every simulated step.
 The helper subscribes to the name the main node resolves (its remappings included) and
 ignores the global command-line arguments, so nothing is remapped twice. It takes the owner's
 use_sim_time: its `clock` then follows /clock on this thread, and a /clock message is taken
-before a joint state that arrived with it (its subscription is the older one), so a state
-stamped by a simulation is never handled on the clock of the step before.
+before a joint state that arrived with it (its subscription is the older one); one that
+arrives after its state is made up for by `state_time`, so that a state stamped by a
+simulation is never handled on the clock of the step before.
 
 With `priority` > 0 the thread asks for SCHED_FIFO at that priority before it spins, the
 real-time setting ros2_control's controller_manager gives its update loop: the callback is
@@ -43,6 +44,8 @@ from rclpy.executors import SingleThreadedExecutor
 
 from .helper_node import HelperNode
 
+CLOCK_LAG = 0.1
+"""s: how far ahead of a simulated clock a state's stamp may be and still be its time."""
 GIL_SWITCH_INTERVAL = 2e-4
 """s: the longest a thread running Python keeps the interpreter from the joint-state
 thread (sys.setswitchinterval), a fifth of a 1 kHz period."""
@@ -96,6 +99,17 @@ class JointStateThread(HelperNode):
         self.logger.info(f"joint_states thread: SCHED_FIFO priority {self.priority}")
         self.fifo = True
         return f"SCHED_FIFO {self.priority}"
+
+
+def state_time(now, stamp, simulated):
+    """The time [s] at which to handle a state stamped `stamp` (builtin Time) when the clock
+    reads `now` [s]: on a simulated clock its stamp, when at most CLOCK_LAG ahead of it. The
+    /clock of a simulated step is sent before its state, but on another topic: it may be
+    taken after the state, which would then be handled on the clock of the step before (a
+    trajectory sampled a period early, a model change one state late: the same loop would
+    give other figures on a loaded machine)."""
+    measured = stamp.sec + 1e-9 * stamp.nanosec
+    return measured if simulated and 0.0 < measured - now <= CLOCK_LAG else now
 
 
 def follow_clock_here(owner, helper):
