@@ -251,8 +251,9 @@ class DynamicsNode(Node):
                 self.computation_failed(exc, "cross-check")
         return cycle.command is not None
 
-    def _state_time(self, msg):
-        return state_time(self.now(), msg.header.stamp, self.on_simulated_time())
+    def _state_time(self, msg):     # on the system clock: now, without asking the clock
+        return state_time(self.now(), msg.header.stamp,
+                          not self.outputs.system_time and self.on_simulated_time())
 
     def on_simulated_time(self):
         """Whether /clock drives the node's clock (the joint-state thread's)."""
