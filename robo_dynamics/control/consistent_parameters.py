@@ -16,8 +16,9 @@ statistical perspective on the mass distribution", IEEE Robotics and Automation 
 Where the data say little, π stays at the URDF's: the URDF is taken as a prior, each of its
 parameters trusted within a standard deviation s_k of PRIOR_SHARE of its body's scale (mass
 m; first moments m r, r the larger of |c| and the radius of gyration; inertias about the
-body frame's origin the mean of their principal moments), and the program finds the most probable π given that prior and the data (the
-weighted rows are the data's information, their residual variance ≈ 1):
+body frame's origin the mean of their principal moments), and the program finds the most
+probable π given that prior and the data (the weighted rows are the data's information,
+their residual variance ≈ 1):
 
     minimise   ½ ‖A_w T x − b_w‖² + ½ Σ_k (π_k − π_URDF,k)² / s_k²
     subject to J_i(π) − δ E₄ ⪰ 0 for every body, f_v ≥ 0, f_c ≥ 0
@@ -101,7 +102,7 @@ def consistent_parameters(model, estimate):
     P[np.arange(p_inertial), np.arange(p_inertial)] += weight
     q[:p_inertial] -= weight * prior
     # a base parameter the data do not show to differ from the URDF's keeps the URDF's
-    urdf_beta = T[:base.count, :p_inertial] @ prior
+    urdf_beta = base.of(prior)
     kept = np.abs(estimate.beta - urdf_beta) < SIGNIFICANT * estimate.beta_std
     rows = T[:base.count][kept] * (KEEP_WEIGHT / estimate.beta_std[kept])[:, None]
     P += rows.T @ rows
