@@ -8,6 +8,12 @@ between callbacks) and calls Python's handler after it. Python's default one rai
 KeyboardInterrupt wherever the main thread is — in a callback, or half way through rclpy
 building the Task of the next one, which then fails noisily when collected. run() puts a
 handler there that only remembers the signal.
+
+rclpy's handler is installed only once the node and its executor are built: it shuts the
+context down from a thread of its own, and an object rclpy was building on that context
+then fails half way and again, noisily, when collected (an Executor's __del__ reads an
+attribute its __init__ had not reached). A Ctrl-C while the node starts is remembered and
+ends the process as soon as the node is built.
 """
 
 import concurrent.futures
@@ -25,8 +31,8 @@ from ..errors import RoboDynamicsError
 BACKGROUND_NICE = 10      # a background thread's nice value above the process's
 
 
-def spin(node):
-    """Spin `node`, then destroy it and shut rclpy down.
+def spin(node, executor):
+    """Spin `node` on `executor`, then destroy both and shut rclpy down.
 
     Everything built at start-up is moved out of the garbage collector's view first
     (gc.freeze): a full collection then walks only what the running node allocates, not the
@@ -38,8 +44,6 @@ def spin(node):
     # unstarted; Python reports that at exit. Nothing is lost: the node is stopping.
     warnings.filterwarnings("ignore", message="coroutine 'Executor._make_handler",
                             category=RuntimeWarning)
-    executor = rclpy.executors.SingleThreadedExecutor()
-    executor.add_node(node)
     try:
         executor.spin()
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
@@ -51,34 +55,40 @@ def spin(node):
         if rclpy.ok():
             raise
     finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+        stop(node, executor)
+
+
+def stop(node, executor):
+    """Stop spinning, destroy the node, shut rclpy down (and so uninstall its handlers)."""
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.try_shutdown()
 
 
 def run(node_class, args=None):
     """main() of a node: build it (a configuration error is one line on stderr and exit
-    status 1, no traceback; Ctrl-C while it starts, a quiet exit), spin it, return the exit
-    status."""
+    status 1, no traceback; Ctrl-C while it starts, a quiet exit once it is built), spin it,
+    return the exit status."""
     interrupted = threading.Event()
     signal.signal(signal.SIGINT, lambda signum, frame: interrupted.set())
     single_threaded_blas()
-    rclpy.init(args=args)
+    rclpy.init(args=args, signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     try:
         node = node_class()
-    except Exception as exc:
+    except (RoboDynamicsError, ValueError, KeyError) as exc:
         rclpy.try_shutdown()
-        if interrupted.is_set():          # Ctrl-C: the context went down under the node
-            return 0
-        if isinstance(exc, (RoboDynamicsError, ValueError, KeyError)):
-            print(f"{node_class.__name__}: cannot start: {exc}", file=sys.stderr)
-            return 1
+        print(f"{node_class.__name__}: cannot start: {exc}", file=sys.stderr)
+        return 1
+    except BaseException:
+        rclpy.try_shutdown()
         raise
+    executor = rclpy.executors.SingleThreadedExecutor()
+    executor.add_node(node)
+    rclpy.signals.install_signal_handlers(rclpy.signals.SignalHandlerOptions.ALL)
     if interrupted.is_set():              # before rclpy's handler was there to see it
-        node.destroy_node()
-        rclpy.try_shutdown()
+        stop(node, executor)
         return 0
-    spin(node)
+    spin(node, executor)
     return 0
 
 
