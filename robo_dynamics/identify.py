@@ -12,6 +12,7 @@ nearest the URDF's found (control/consistent_parameters.py) and written into a c
 URDF (its inertials and <dynamics damping friction>; io/urdf_inertials.py). The torques of
 --validate (default: the last quarter of BAG, left out of the fit) are predicted by the URDF
 and by the corrected model and compared, per joint. Exit status: 0 done, 2 bad input.
+BLAS runs on one thread: the result does not depend on how many cores are free.
 """
 
 import argparse
@@ -21,6 +22,7 @@ import sys
 import numpy as np
 
 from . import load_robot
+from .blas_threads import single_threaded_blas
 from .control import arm_identification as ai
 from .control.consistent_parameters import bodies, consistent_parameters
 from .errors import RoboDynamicsError
@@ -48,6 +50,7 @@ def main(argv=None):
                         help="the corrected URDF (default: NAME_identified.urdf here)")
     parser.add_argument("--plot", default=None, help="write a PNG of measured vs predicted")
     args = parser.parse_args(argv)
+    single_threaded_blas()
     try:
         return run(args)
     except (RoboDynamicsError, ValueError, OSError) as exc:

@@ -33,9 +33,10 @@ HUGE = 100_000
 
 
 def wait_for_subscriber(publisher):
+    """Until this publisher has matched a subscription. The subscriber may see the match a
+    moment later and drop what comes before: every peer goes on publishing after that."""
     while publisher.get_subscription_count() == 0:
         time.sleep(0.01)
-    time.sleep(0.2)                # matching is seen by both sides a moment apart
     print("ready", flush=True)
 
 
@@ -80,8 +81,9 @@ def flood(node, kind, count, names):
     for msg in itertools.islice(messages, count):
         publisher.publish(stamp_now(node, msg))
     print("done", flush=True)
-    while True:                    # stay until stopped: its samples stay deliverable
-        time.sleep(1.0)
+    while True:                    # until stopped, one more a second: should the node's
+        time.sleep(1.0)            # subscription have matched after the flood, it sees these
+        publisher.publish(stamp_now(node, next(messages)))
 
 
 def clock(node, start, back_after, back_to, rate):

@@ -24,7 +24,7 @@ rng = np.random.default_rng(0)
 A, b = rng.normal(size=(60000, 56)), rng.normal(size=60000)
 print(scipy.linalg.lstsq(A, b)[0].tobytes().hex())
 """
-SET = "from robo_dynamics.ros.spin import single_threaded_blas; assert single_threaded_blas()"
+SET = "from robo_dynamics.blas_threads import single_threaded_blas; assert single_threaded_blas()"
 
 
 def run(threads, setup="", product=PRODUCT):
