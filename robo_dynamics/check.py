@@ -24,11 +24,11 @@ import sys
 import numpy as np
 
 from . import load_robot, make_solver
+from .cli_options import add_bag_options, add_chain_options
 from .control.trajectory_check import check_samples, check_trajectory
 from .errors import RoboDynamicsError
 from .io import joint_state_bag
 from .io.trajectory_yaml import load_trajectory
-from .paths import urdf_path
 from .spatial.inertia import inertia_tensor
 
 PLOT_POINTS = 4000        # a plotted curve longer than this is drawn as its min/max envelope
@@ -39,9 +39,7 @@ def main(argv=None):
         description=__doc__.splitlines()[0],
         epilog="exit status: 0 within the limits, 1 beyond them, 2 bad input")
     parser.add_argument("input", help="trajectory .yaml, or a bag (.mcap file or directory)")
-    parser.add_argument("--urdf", default=str(urdf_path()), help="URDF or xacro file")
-    parser.add_argument("--base", default=None, help="base link (default: URDF root)")
-    parser.add_argument("--tip", default=None, help="tip link (default: the only leaf)")
+    add_chain_options(parser)
     parser.add_argument("--margin", type=float, default=1.0,
                         help="fraction of the URDF effort limits allowed, (0, 1]")
     parser.add_argument("--sample-period", type=float, default=1e-3,
@@ -53,9 +51,7 @@ def main(argv=None):
     parser.add_argument("--payload-inertia", type=float, nargs=6, default=(0.0,) * 6,
                         metavar=("IXX", "IXY", "IXZ", "IYY", "IYZ", "IZZ"),
                         help="kg m², about the centre of mass, link axes")
-    parser.add_argument("--topic", default="/joint_states", help="joint-state topic of a bag")
-    parser.add_argument("--accel-window", type=float, default=0.02,
-                        help="seconds over which a bag's velocities are differentiated")
+    add_bag_options(parser)
     parser.add_argument("--plot", default=None, help="write a PNG of the torques and limits")
     parser.add_argument("--backend", default="rnea", help="rnea (default) or pinocchio")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

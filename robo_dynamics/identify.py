@@ -23,12 +23,12 @@ import numpy as np
 
 from . import load_robot
 from .blas_threads import single_threaded_blas
+from .cli_options import add_bag_options, add_chain_options
 from .control import arm_identification as ai
 from .control.consistent_parameters import bodies, consistent_parameters
 from .errors import RoboDynamicsError
 from .io import joint_state_bag
 from .io.urdf_inertials import corrected_urdf
-from .paths import urdf_path
 
 HELD_OUT = 0.25       # the share of BAG left out of the fit when no --validate is given
 
@@ -38,12 +38,8 @@ def main(argv=None):
                                      epilog="exit status: 0 done, 2 bad input")
     parser.add_argument("bag", help="the recording to fit (.mcap file or rosbag2 directory)")
     parser.add_argument("--validate", default=None, help="a recording to validate on")
-    parser.add_argument("--urdf", default=str(urdf_path()), help="URDF or xacro file")
-    parser.add_argument("--base", default=None, help="base link (default: URDF root)")
-    parser.add_argument("--tip", default=None, help="tip link (default: the only leaf)")
-    parser.add_argument("--topic", default="/joint_states", help="joint-state topic")
-    parser.add_argument("--accel-window", type=float, default=0.02,
-                        help="seconds over which the velocities are differentiated")
+    add_chain_options(parser)
+    add_bag_options(parser)
     parser.add_argument("--min-speed", type=float, default=0.02,
                         help="rad/s below which a joint's rows are left out (dry friction)")
     parser.add_argument("--output", default=None,
