@@ -13,7 +13,9 @@ rclpy's handler is installed only once the node and its executor are built: it s
 context down from a thread of its own, and an object rclpy was building on that context
 then fails half way and again, noisily, when collected (an Executor's __del__ reads an
 attribute its __init__ had not reached). A Ctrl-C while the node starts is remembered and
-ends the process as soon as the node is built.
+ends the process as soon as the node is built (the node waits for nothing while it is
+built: a robot description on a topic is taken by a subscription); a SIGTERM meanwhile
+ends it at once, its default action.
 """
 
 import concurrent.futures
