@@ -589,6 +589,21 @@ def test_a_state_whose_clock_comes_after_it_is_handled_at_its_own_time(harness):
     assert joint_state_thread.CLOCK_LAG < 5.0
 
 
+@pytest.mark.parametrize("epoch", [0, 1_795_695_000_123_456_789])  # [ns] from 0; wall clock
+def test_a_state_is_handled_at_the_same_time_to_the_bit_whichever_comes_first(epoch):
+    """The state of a lockstep step and its /clock carry the same stamp: the time the
+    state is handled at must not depend, even in its last bit, on which of the two the
+    node took first (a loaded machine reorders them), or the loop's figures would."""
+    from builtin_interfaces.msg import Time as Stamp
+    period = 2_000_000                                  # [ns] 500 Hz
+    for k in range(1, 2001):
+        ns = epoch + k * period
+        stamp = Stamp(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+        clock_first = joint_state_thread.state_time(ns * 1e-9, stamp, True)  # as node.now()
+        state_first = joint_state_thread.state_time((ns - period) * 1e-9, stamp, True)
+        assert clock_first == state_first == ns * 1e-9, k
+
+
 def test_without_simulated_time_the_node_clock_is_the_system_clock(harness):
     harness.stream("gravity", count=3)
     assert harness.node.outputs.system_time

@@ -46,6 +46,7 @@ from ..control.solver_set import (CheckingSolvers, build_solver_set, chain_chang
 from ..errors import RoboDynamicsError
 from . import diagnostics, markers, parameters
 from .chain import command_index, describe, joint_names_of, load_chain, start_up_payload
+from .conversions import seconds
 from .desired_motion import DesiredMotion
 from .identification_action import IdentificationAction
 from .input_watch import InputWatch
@@ -57,8 +58,7 @@ from .trajectory_action import TrajectoryAction
 
 
 def _exclusive(callback):
-    """Run a callback holding the node's lock: the joint-state thread and the main executor
-    never interleave their work on the node's state."""
+    """Run a callback holding the node's lock: no two threads work on the node's state at once."""
     @functools.wraps(callback)
     def locked(self, *args):
         with self.lock:
@@ -218,10 +218,10 @@ class DynamicsNode(Node):
             self.controller.observer_seconds = 0.0
 
     def _handle_joint_state(self, msg, started):
-        now, stamp = self._state_time(msg), msg.header.stamp
+        now, measured = self._state_time(msg), seconds(msg.header.stamp)
         try:
             cycle = self.controller.step(msg.name, msg.position, msg.velocity, msg.effort, now,
-                                         stamp.sec + 1e-9 * stamp.nanosec)
+                                         measured)
         except Exception as exc:  # a numerical failure must not take the node down
             self.computation_failed(exc)
             return

@@ -42,6 +42,7 @@ import threading
 
 from rclpy.executors import SingleThreadedExecutor
 
+from .conversions import seconds
 from .helper_node import HelperNode
 
 CLOCK_LAG = 0.1
@@ -107,8 +108,10 @@ def state_time(now, stamp, simulated):
     /clock of a simulated step is sent before its state, but on another topic: it may be
     taken after the state, which would then be handled on the clock of the step before (a
     trajectory sampled a period early, a model change one state late: the same loop would
-    give other figures on a loaded machine)."""
-    measured = stamp.sec + 1e-9 * stamp.nanosec
+    give other figures on a loaded machine). The stamp is converted as the node's clock is
+    (conversions.seconds): a state and the /clock of its time are then the same number, to
+    the bit, whichever of the two was taken first."""
+    measured = seconds(stamp)
     return measured if simulated and 0.0 < measured - now <= CLOCK_LAG else now
 
 

@@ -47,6 +47,7 @@ from .. import make_solver
 from ..simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from . import parameters
 from .chain import command_index, load_chain, start_up_payload
+from .conversions import seconds
 from .spin import run
 
 THROTTLE = 2.0
@@ -204,7 +205,7 @@ class SimArmNode(Node):
 
     def _on_run_until(self, msg):
         """A supervisor lets simulated time run up to msg.clock."""
-        self.horizon = msg.clock.sec + 1e-9 * msg.clock.nanosec
+        self.horizon = seconds(msg.clock)
         if self.last_out is not None:
             self._lockstep_tick()
 
