@@ -595,12 +595,13 @@ def test_a_state_is_handled_at_the_same_time_to_the_bit_whichever_comes_first(ep
     state is handled at must not depend, even in its last bit, on which of the two the
     node took first (a loaded machine reorders them), or the loop's figures would."""
     from builtin_interfaces.msg import Time as Stamp
+    from robo_dynamics.ros.conversions import seconds
     period = 2_000_000                                  # [ns] 500 Hz
     for k in range(1, 2001):
         ns = epoch + k * period
         stamp = Stamp(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-        clock_first = joint_state_thread.state_time(ns * 1e-9, stamp, True)  # as node.now()
-        state_first = joint_state_thread.state_time((ns - period) * 1e-9, stamp, True)
+        clock_first = joint_state_thread.state_time(ns * 1e-9, seconds(stamp), True)  # now()
+        state_first = joint_state_thread.state_time((ns - period) * 1e-9, seconds(stamp), True)
         assert clock_first == state_first == ns * 1e-9, k
 
 

@@ -1,7 +1,7 @@
 """A node's numbers do not depend on the machine: NumPy's and SciPy's OpenBLAS (SciPy's
 serves Clarabel, the semidefinite programs of whole-arm identification) on one thread in
-every node process (ros/spin.py), whose result equals OpenBLAS started with one thread bit
-for bit where two threads give other last bits."""
+every node process and dynamics_identify (blas_threads.py), whose result equals OpenBLAS
+started with one thread bit for bit where two threads give other last bits."""
 
 import os
 import subprocess

@@ -197,7 +197,7 @@ class DynamicsNode(Node):
     # -- the hot path ------------------------------------------------------------------------
     def on_joint_state(self, msg):
         if self.model_changes:
-            self._apply_due_model_changes(self._state_time(msg))
+            self._apply_due_model_changes(self._state_time(seconds(msg.header.stamp)))
         with self.lock:
             self._on_joint_state_locked(msg)
 
@@ -218,7 +218,8 @@ class DynamicsNode(Node):
             self.controller.observer_seconds = 0.0
 
     def _handle_joint_state(self, msg, started):
-        now, measured = self._state_time(msg), seconds(msg.header.stamp)
+        measured = seconds(msg.header.stamp)       # [s] the state's stamp
+        now = self._state_time(measured)
         try:
             cycle = self.controller.step(msg.name, msg.position, msg.velocity, msg.effort, now,
                                          measured)
@@ -251,8 +252,8 @@ class DynamicsNode(Node):
                 self.computation_failed(exc, "cross-check")
         return cycle.command is not None
 
-    def _state_time(self, msg):     # on the system clock: now, without asking the clock
-        return state_time(self.now(), msg.header.stamp,
+    def _state_time(self, measured):     # on the system clock: now, without asking the clock
+        return state_time(self.now(), measured,
                           not self.outputs.system_time and self.on_simulated_time())
 
     def on_simulated_time(self):
@@ -261,8 +262,7 @@ class DynamicsNode(Node):
         return bool(getattr(clock, "ros_time_is_active", False))
 
     def _apply_due_model_changes(self, now):
-        """The model changes due by `now` (control/model_changes.py); on simulated time one
-        not ready yet is waited for, outside the lock."""
+        """Apply the model changes due by `now`; on simulated time wait, unlocked, for one."""
         for at in self.model_changes.apply_due(now, self.on_simulated_time(),
                                                MODEL_CHANGE_WAIT):
             self.get_logger().error(f"a model change due at t = {at:.3f} s was not ready "

@@ -42,7 +42,6 @@ import threading
 
 from rclpy.executors import SingleThreadedExecutor
 
-from .conversions import seconds
 from .helper_node import HelperNode
 
 CLOCK_LAG = 0.1
@@ -102,16 +101,16 @@ class JointStateThread(HelperNode):
         return f"SCHED_FIFO {self.priority}"
 
 
-def state_time(now, stamp, simulated):
-    """The time [s] at which to handle a state stamped `stamp` (builtin Time) when the clock
-    reads `now` [s]: on a simulated clock its stamp, when at most CLOCK_LAG ahead of it. The
+def state_time(now, measured, simulated):
+    """The time [s] at which to handle a state stamped `measured` [s] (its header's stamp,
+    conversions.seconds) when the clock reads `now` [s]: on a simulated clock its stamp,
+    when at most CLOCK_LAG ahead of it. The
     /clock of a simulated step is sent before its state, but on another topic: it may be
     taken after the state, which would then be handled on the clock of the step before (a
     trajectory sampled a period early, a model change one state late: the same loop would
-    give other figures on a loaded machine). The stamp is converted as the node's clock is
-    (conversions.seconds): a state and the /clock of its time are then the same number, to
-    the bit, whichever of the two was taken first."""
-    measured = seconds(stamp)
+    give other figures on a loaded machine). conversions.seconds converts a stamp as the
+    node's clock is: a state and the /clock of its time are then the same number, to the
+    bit, whichever of the two was taken first."""
     return measured if simulated and 0.0 < measured - now <= CLOCK_LAG else now
 
 
