@@ -106,7 +106,6 @@ def observer_cost(rounds=7):
     import robo_dynamics as rd
     from robo_dynamics.control.controller import Controller
     from robo_dynamics.control.settings import Settings
-    from robo_dynamics.control.settings import default_hold_damping
     from robo_dynamics.control.joint_state_merger import JointStateMerger
     path, tip = ARMS["Panda (7-DoF)"]
     model = rd.load_robot(path, tip_link=tip)
@@ -123,7 +122,7 @@ def observer_cost(rounds=7):
                 kp=np.full(n, 100.0), kd=np.full(n, 20.0), effort_bound=model.effort_limit,
                 max_torque_rate=np.full(n, 1e9), start_tolerance=np.full(n, 0.01),
                 max_tracking_error=np.full(n, 0.25), velocity_bound=np.full(n, np.inf),
-                hold_damping=default_hold_damping(solver), stale_timeout=1e9,
+                hold_damping=None, stale_timeout=1e9,
                 observer_gain=np.full(n, 50.0) if observer else None,
                 contact_threshold=np.full(n, 1e9), collision_threshold=np.full(n, 1e9))
             steps[observer] = stepper(Controller(solver, JointStateMerger(names, names),

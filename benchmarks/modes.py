@@ -36,14 +36,14 @@ def controller(model, solver, mode, q):
     from robo_dynamics.control import cartesian
     from robo_dynamics.control.controller import Controller
     from robo_dynamics.control.joint_state_merger import JointStateMerger
-    from robo_dynamics.control.settings import Settings, default_hold_damping
+    from robo_dynamics.control.settings import Settings
     from robo_dynamics.control.trajectory import SetPoint
     n, names = model.dof, list(model.joint_names)
     settings = Settings(
         kp=np.full(n, 100.0), kd=np.full(n, 20.0), effort_bound=model.effort_limit,
         max_torque_rate=np.full(n, 1e9), start_tolerance=np.full(n, 1.0),
         max_tracking_error=np.full(n, 10.0), velocity_bound=np.full(n, np.inf),
-        hold_damping=default_hold_damping(solver), stale_timeout=1e9)
+        hold_damping=None, stale_timeout=1e9)
     ctrl = Controller(solver, JointStateMerger(names, names), settings)
     for t in (0.0, 1e-3):                # a complete state and the control period
         ctrl.step(names, q.tolist(), [0.0] * n, [], t)

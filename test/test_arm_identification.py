@@ -16,7 +16,7 @@ from robo_dynamics.control.consistent_parameters import consistent_parameters
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.limits import velocity_bounds
-from robo_dynamics.control.settings import Settings, default_hold_damping
+from robo_dynamics.control.settings import Settings
 from robo_dynamics.io.urdf_inertials import corrected_urdf
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
@@ -47,7 +47,7 @@ def settings_for(model, solver):
         max_torque_rate=np.full(N, 1e4), start_tolerance=np.full(N, 0.05),
         max_tracking_error=np.full(N, 0.3),
         velocity_bound=velocity_bounds(model.velocity_limit),
-        hold_damping=default_hold_damping(solver), stale_timeout=0.1)
+        hold_damping=None, stale_timeout=0.1)
 
 
 def closed_loop(model, q0, seconds, excitation=None):

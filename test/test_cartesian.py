@@ -14,7 +14,7 @@ from robo_dynamics.control import cartesian as c
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.limits import velocity_bounds
-from robo_dynamics.control.settings import Settings, default_hold_damping
+from robo_dynamics.control.settings import Settings
 from robo_dynamics.control.trajectory import SetPoint
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
@@ -163,7 +163,7 @@ class Loop:
             max_torque_rate=np.full(n, 1000.0), start_tolerance=np.full(n, 0.01),
             max_tracking_error=np.full(n, 0.25),
             velocity_bound=velocity_bounds(robot.velocity_limit),
-            hold_damping=default_hold_damping(self.ref), stale_timeout=0.1)
+            hold_damping=None, stale_timeout=0.1)
         self.ctrl = Controller(rd.make_solver(robot, "pinocchio"),
                                JointStateMerger(names, names), settings)
         self.arm = SimulatedArm(MujocoPlant(robot, "rk4", DT), q0, command_timeout=1.0,

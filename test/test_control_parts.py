@@ -21,7 +21,7 @@ from conftest import load_arm
 VALUES = {   # parameter values as the node reads them (None: unset)
     "kp": [100.0], "kd": [20.0], "torque_limit_scale": 0.5, "velocity_limit_scale": 1.0,
     "max_torque_rate": [1e9], "start_tolerance": [0.05], "max_tracking_error": [0.25],
-    "hold_damping": None, "stale_timeout": 0.1, "hold_timeout": 1.0,
+    "hold_damping": None, "hold_decay_rate": 20.0, "stale_timeout": 0.1, "hold_timeout": 1.0,
     "friction_compensation": True, "viscous_friction": None, "coulomb_friction": None,
     "observer_gain": [50.0], "contact_thresholds": None, "collision_thresholds": None,
     "collision_reaction": "hold", "effort_source": "effort", "torque_constants": None,
@@ -32,15 +32,14 @@ def test_settings_take_the_urdf_friction_and_half_the_effort_limits():
     """xArm7's URDF gives <dynamics damping friction>: with friction compensation on and no
     friction parameters, those are used; torque_limit_scale 0.5 halves the URDF's limits."""
     model = load_arm("xarm7")
-    settings = controller_settings(VALUES, model, rd.make_solver(model, "rnea"))
+    settings = controller_settings(VALUES, model)
     np.testing.assert_array_equal(settings.viscous, [10, 10, 5, 5, 5, 2, 2])
     np.testing.assert_array_equal(settings.coulomb, np.ones(7))
     np.testing.assert_array_equal(settings.effort_bound, 0.5 * model.effort_limit)
     np.testing.assert_array_equal(settings.kp, np.full(7, 100.0))
     assert np.all(settings.contact_threshold < settings.collision_threshold)
     own = controller_settings({**VALUES, "viscous_friction": [1.0],
-                               "friction_compensation": False}, model,
-                              rd.make_solver(model, "rnea"))
+                               "friction_compensation": False}, model)
     assert own.viscous is None and own.coulomb is None
 
 
@@ -50,7 +49,7 @@ def _rest_at(model, q, tau_ext=None, **values):
     observer)."""
     solver = rd.make_solver(model, "rnea")
     names = list(model.joint_names)
-    settings = controller_settings({**VALUES, **values}, model, solver)
+    settings = controller_settings({**VALUES, **values}, model)
     controller = core.Controller(solver, JointStateMerger(names, names), settings)
     zero = [0.0] * len(q)
     for t in (0.0, 0.001):

@@ -8,7 +8,6 @@ import pytest
 import robo_dynamics as rd
 from robo_dynamics.control.controller import GRAVITY, HOLD, TRACKING, Controller
 from robo_dynamics.control.settings import Settings
-from robo_dynamics.control.settings import default_hold_damping
 from robo_dynamics.control.limits import velocity_bounds
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.rate_limit import MAX_INTERVAL, TorqueRateLimiter
@@ -31,7 +30,7 @@ def settings(**changes):
                   max_torque_rate=np.full(N, RATE), start_tolerance=np.full(N, 0.01),
                   max_tracking_error=np.full(N, 0.25),
                   velocity_bound=velocity_bounds(ROBOT.velocity_limit),
-                  hold_damping=default_hold_damping(REF), stale_timeout=0.1)
+                  hold_damping=None, stale_timeout=0.1)
     values.update(changes)
     return Settings(**values)
 
@@ -62,7 +61,7 @@ def assert_rate_limited(times, commands, rate=RATE):
 
 
 # -- the rate limiter -------------------------------------------------------------------------
-def test_rate_limiter_bounds_every_step_and_reaches_the_target():
+def test_rate_limiter_bounds_every_step_keeps_its_direction_and_reaches_the_target():
     rng = np.random.default_rng(1)
     rate = np.array([1000.0, 50.0, 5.0])
     limiter = TorqueRateLimiter(rate)
@@ -71,9 +70,17 @@ def test_rate_limiter_bounds_every_step_and_reaches_the_target():
     for _ in range(2000):
         dt = rng.choice([0.0005, 0.001, 0.004, 0.05, -0.02])      # gaps and a clock going back
         t += dt
-        out, limited = limiter.limit(rng.uniform(-100, 100, 3), t)
+        target = rng.uniform(-100, 100, 3)
+        out, limited = limiter.limit(target, t)
         allowed = rate * min(max(dt, 0.0), MAX_INTERVAL)
         assert np.all(np.abs(out - last) <= allowed + 1e-12)
+        # the change is a fraction s of the one asked, the same on every joint (its direction
+        # kept), and as large as the bounds allow: one joint is at its bound
+        s = (out - last) / (target - last)
+        assert np.ptp(s) <= 1e-9 and 0.0 <= s[0] <= 1.0
+        assert limited == (s[0] < 1.0)
+        if limited and dt > 0.0:
+            assert np.max(np.abs(out - last) / allowed) == pytest.approx(1.0, rel=1e-9)
         last = out.copy()
     limiter.restart(np.zeros(3), 0.0)
     for k in range(1, 3000):                                      # a constant target: reached
@@ -90,10 +97,12 @@ def test_gravity_mode_starts_at_the_measured_effort_and_ramps_to_g(backend):
     measured = g + np.array([5.0, -3.0, 2.0, 0.5, -0.5, 0.1])      # what the drives apply now
     times, commands, events = run(ctrl, Q, np.zeros(N), 0.0, 200, effort=measured)
     # the first state gives the period; on the second the measured effort counts as the
-    # command of the period before: one rate-limited step from it towards g
+    # command of the period before: one rate-limited step from it towards g, the whole change
+    # scaled so that its largest part is RATE · DT
     assert times[0] == DT
-    np.testing.assert_allclose(commands[0], measured + np.clip(g - measured, -RATE * DT,
-                                                               RATE * DT), rtol=0, atol=1e-12)
+    change = g - measured
+    np.testing.assert_allclose(commands[0], measured + RATE * DT * change / np.max(np.abs(change)),
+                               rtol=0, atol=1e-12)
     assert events[0].kind == "started" and "measured effort of 6 of 6" in events[0].message
     assert_rate_limited(times, commands)
     assert rel(commands[-1], g) <= 1e-12 and ctrl.mode == GRAVITY
@@ -184,7 +193,14 @@ def test_velocity_fault_switches_to_the_hold_on_that_joint_state():
     (event,) = cycle.events
     assert event.level == "error" and event.kind == "safe_hold" and "elbow_joint" in event.message
     times, commands, _ = run(ctrl, Q, fast, 0.202, 300)
-    hold = REF.gravity(Q) - default_hold_damping(REF) * fast
+    # the hold: M(q)(−λ q̇) + C(q, q̇) q̇ + g(q), λ = 20/s, from Pinocchio's M, C and g
+    hold = (REF.mass_matrix(Q) @ (-20.0 * fast) + REF.coriolis_matrix(Q, fast) @ fast
+            + REF.gravity(Q))
+    assert rel(commands[-1], np.clip(hold, -ROBOT.effort_limit, ROBOT.effort_limit)) <= 1e-12
+    ctrl = controller(hold_damping=np.full(N, 3.0))              # D given: g − D q̇
+    run(ctrl, Q, np.zeros(N), 0.0, 100)
+    times, commands, _ = run(ctrl, Q, fast, 0.2, 200)
+    hold = REF.gravity(Q) - 3.0 * fast
     assert rel(commands[-1], np.clip(hold, -ROBOT.effort_limit, ROBOT.effort_limit)) <= 1e-12
 
 

@@ -70,17 +70,22 @@ def test_a_push_is_seen_within_three_observer_time_constants_and_one_period():
     assert not ok and "without a push" in sentence
 
 
-def test_a_ramped_push_is_given_its_rise_before_the_observer_bound():
-    period, ramp = 0.002, 0.2
+def test_a_push_at_the_held_tip_must_be_a_contact_and_never_a_collision():
+    """The Cartesian phase's push is one the mode yields to: a contact after it starts
+    passes; a collision at any time, or no contact at all, fails."""
+    period = 0.002
     t = np.arange(0.0, 2.0, period)
-    bound = ramp + 3.0 / OBSERVER_GAIN + period
-    for delay, expected in ((bound - period, True), (bound + 2 * period, False)):
-        levels = np.zeros((len(t), 6), dtype=int)
-        levels[t >= 1.0 + delay - 1e-9, 2] = 2
-        observed = {**_observed(t, levels, 1.0, 1.0), "ramp": ramp}
-        ok, sentence, _ = contact_verdict(CARTESIAN, observed, period)
-        assert ok is expected, sentence
-        assert "its rise 200 ms" in sentence
+    contact = np.zeros((len(t), 6), dtype=int)
+    contact[t >= 1.05, 4] = 1
+    ok, sentence, _ = contact_verdict(CARTESIAN, _observed(t, contact, 1.0, 1.0), period)
+    assert ok and "a contact from 50 ms after it, never a collision" in sentence, sentence
+    collision = contact.copy()
+    collision[t >= 1.1, 4] = 2
+    ok, sentence, _ = contact_verdict(CARTESIAN, _observed(t, collision, 1.0, 1.0), period)
+    assert not ok and "seen as a collision" in sentence
+    none = np.zeros((len(t), 6), dtype=int)
+    ok, sentence, _ = contact_verdict(CARTESIAN, _observed(t, none, 1.0, 1.0), period)
+    assert not ok and "not seen" in sentence
 
 
 def test_the_friction_band_is_the_farthest_rest_that_dry_friction_allows():

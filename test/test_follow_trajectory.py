@@ -14,7 +14,7 @@ from robo_dynamics.control import follow_trajectory as ft
 from robo_dynamics.control.controller import HOLD, TRACKING, Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.limits import velocity_bounds
-from robo_dynamics.control.settings import Settings, default_hold_damping
+from robo_dynamics.control.settings import Settings
 from robo_dynamics.control.trajectory import SetPoint
 from robo_dynamics.simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from conftest import SHIPPED
@@ -33,7 +33,7 @@ def controller(**changes):
                   max_torque_rate=np.full(N, 1000.0), start_tolerance=np.full(N, 0.01),
                   max_tracking_error=np.full(N, 0.25),
                   velocity_bound=velocity_bounds(ROBOT.velocity_limit),
-                  hold_damping=default_hold_damping(REF), stale_timeout=0.1)
+                  hold_damping=None, stale_timeout=0.1)
     values.update(changes)
     return Controller(rd.make_solver(ROBOT, "pinocchio"), JointStateMerger(NAMES, NAMES),
                       Settings(**values))

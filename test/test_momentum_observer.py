@@ -11,7 +11,6 @@ import pytest
 import robo_dynamics as rd
 from robo_dynamics.control.controller import GRAVITY, HOLD, TRACKING, Controller
 from robo_dynamics.control.settings import Settings
-from robo_dynamics.control.settings import default_hold_damping
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.momentum_observer import (COLLISION, CONTACT, DEFAULT_THRESHOLDS,
                                                      NONE, UNKNOWN, MomentumObserver,
@@ -52,7 +51,7 @@ def controller(**changes):
                   max_torque_rate=np.full(N, 1000.0), start_tolerance=np.full(N, 0.01),
                   max_tracking_error=np.full(N, 0.5),    # fault than a collision
                   velocity_bound=np.full(N, np.inf),     # the observer's tests: no other
-                  hold_damping=default_hold_damping(REF), stale_timeout=0.1,
+                  hold_damping=None, stale_timeout=0.1,
                   observer_gain=np.full(N, K_O), contact_threshold=CONTACT_AT,
                   collision_threshold=COLLISION_AT, collision_reaction="none")
     values.update(changes)

@@ -186,5 +186,27 @@ class CartesianTarget(Motion):
             F = self.K @ e - D @ xd
         return J, M_inv, Lambda, F + self.wrench
 
+    def yields_to(self, solver, q, tau_ext, collision_threshold):
+        """Whether the external joint torques τ_ext (n,) [N·m or N] are a push this mode is
+        meant to give way to, not a collision: a wrench F at the tip (τ_ext = Jᵀ F + τ_r,
+        F by least squares) that the spring balances within the clipped error (K e = F,
+        operational_space: K e = Λ⁻¹ F, with |e_position| ≤ max_position_error and
+        |e_rotation| ≤ max_orientation_error), and a remainder τ_r (what no tip wrench
+        explains: a contact on a link of a redundant arm) within `collision_threshold`
+        (n,) on every joint. A push the spring cannot balance would carry the tip beyond
+        the error bound: a collision, as is any contact that is not at the tip."""
+        u = solver.unchecked
+        J = u.jacobian(q, LOCAL_WORLD_ALIGNED)
+        F = np.linalg.lstsq(J.T, tau_ext, rcond=None)[0]
+        if not np.all(np.abs(tau_ext - J.T @ F) <= collision_threshold):
+            return False
+        if self.mode == OPERATIONAL_SPACE:
+            M_inv = u.mass_matrix_inverse(q)
+            F = small_linalg.inv(operational_space(J, M_inv=M_inv).Lambda) @ F
+        e = np.linalg.lstsq(self.K, F, rcond=None)[0]
+        balanced = np.linalg.norm(self.K @ e - F) <= 1e-6 * max(np.linalg.norm(F), 1e-9)
+        return bool(balanced and np.linalg.norm(e[:3]) <= self.max_position_error
+                    and np.linalg.norm(e[3:]) <= self.max_orientation_error)
+
     def sample(self, now):
         raise TypeError("a Cartesian target has no joint-space sample")

@@ -8,8 +8,8 @@ Each joint state gives at most one command (model joint order, N·m or N):
               feed-forward), a = q̈_d + K_p (q_d − q) + K_d (q̇_d − q̇)
     cartesian_impedance, operational_space: the law of a          an admitted Cartesian
               CartesianTarget (cartesian.py) (+ friction)         target
-    hold      g(q) − D q̇  (gravity compensation + joint damping)  after a fault, until a new
-                                                                  desired motion is admitted
+    hold      M(q)(−λ q̇) + C q̇ + g(q): every joint's velocity      after a fault, until a new
+              decays as e^(−λt) (settings.hold_law)               desired motion is admitted
 
 The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
 of source (mode, target, payload, gains, resuming) is a ramp. With
@@ -32,7 +32,9 @@ arm's torque is: the measured effort when the joint states carry it, else the la
 - external torques (momentum_observer.py, when Settings.observer_gain is set): each state's
   measured efforts give τ_ext per joint and its contact level; a collision (|τ_ext| beyond
   the collision threshold) with collision_reaction 'hold' abandons any motion for the hold,
-  latched until a new desired motion or reset_observer();
+  latched until a new desired motion or reset_observer(); in a Cartesian mode a push the
+  mode yields to (a tip wrench its spring balances within the clipped error,
+  CartesianTarget.yields_to) is a contact, not a collision;
 - a hold that does not hold: a joint still beyond the velocity bound hold_timeout after the
   hold began (a model error the damping cannot stop, e.g. a wrong payload) stops the
   command stream, so that the arm's own watchdog brakes it (as stale input does); latched
@@ -51,9 +53,10 @@ from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
 from .cycle_outputs import Rest
 from .limits import clamp_effort
-from .momentum_observer import COLLISION, MomentumObserver, collision_sentence, estimate
+from .momentum_observer import (COLLISION, CONTACT, UNKNOWN, MomentumObserver,
+                               collision_sentence, estimate)
 from .rate_limit import TorqueRateLimiter
-from .settings import same_optional
+from .settings import hold_law, same_optional
 from .trajectory import SetPoint
 from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
 
@@ -279,8 +282,9 @@ class Controller:
             elif now - self.hold_since > s.hold_timeout:
                 fault = velocity_fault(qd, s.velocity_bound, self.names)
                 if fault is not None:
-                    return Cycle(None, None, None, events + (self._halt(fault),), external)
-            target = g - s.hold_damping * qd
+                    return Cycle(None, None, None, events + (self._halt(fault, external),),
+                                 external)
+            target = hold_law(solver, q, qd, s, self.period)
         target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
         command, limited = self.limiter.limit(target, now)
         counts = self.counts
@@ -299,6 +303,12 @@ class Controller:
         s = self.settings
         external = estimate(self.observer, self.solver, q, qd, g, friction, t,
                             self.measured_torque(), s.stale_timeout, self.thresholds)
+        target = self.cartesian_target()
+        if (target is not None and COLLISION in external.levels
+                and UNKNOWN not in external.levels
+                and target.yields_to(self.solver, q, external.torque, s.collision_threshold)):
+            external = external._replace(levels=[CONTACT if level == COLLISION else level
+                                                 for level in external.levels])
         colliding = COLLISION in external.levels
         events = NO_EVENTS
         if colliding and not self.colliding:
@@ -384,10 +394,20 @@ class Controller:
         self.motion = SetPoint(q.copy(), np.zeros_like(q))
         return self._event(WARN, "held_here", f"{reason}: holding the arm where it is")
 
-    def _halt(self, fault):
-        """The hold did not stop the arm: stop the command stream (latched)."""
-        self.halted = (f"{fault} {self.settings.hold_timeout:g} s into the hold (damping "
-                       "cannot stop it: a model error, e.g. a wrong payload?)")
+    def _halt(self, fault, external):
+        """The hold did not stop the arm: stop the command stream (latched). The sentence says
+        what drove it: an external force the observer sees now, else a model error."""
+        s = self.settings
+        if external is not None and COLLISION in external.levels:
+            cause = ("an external force keeps pushing the arm: "
+                     + collision_sentence(external, self.names, s.collision_threshold))
+        elif external is not None:
+            cause = ("no external force beyond the collision thresholds: a model error, e.g. "
+                     "a wrong payload or friction?")
+        else:
+            cause = "a model error, e.g. a wrong payload, or an external force (no observer)?"
+        self.halted = (f"{fault} {s.hold_timeout:g} s into the hold (the hold cannot stop "
+                       f"it; {cause})")
         self.running = False
         self.counts["faults"] += 1
         return self._event(ERROR, "hold_failed", f"safe hold failed: {self.halted}: command "

@@ -20,7 +20,9 @@ class Settings:
 
     kp [1/s²], kd [1/s]: computed-torque gains. effort_bound [N·m or N]: |τ| ≤ bound.
     max_torque_rate [N·m/s]. start_tolerance, max_tracking_error [rad or m].
-    velocity_bound [rad/s or m/s] (inf: none). hold_damping D [N·m·s/rad].
+    velocity_bound [rad/s or m/s] (inf: none). hold_decay_rate λ [1/s]: the safe hold
+    brings every joint's velocity down as e^(−λt) (hold_law). hold_damping D [N·m·s/rad]
+    (None: the model's law; given: g − D q̇ instead).
     stale_timeout [s]. hold_timeout [s]: how long the hold may take to bring every joint
     below the velocity bound before the stream stops. viscous, coulomb: friction
     compensation (None: off); the observer uses the same friction model.
@@ -40,6 +42,7 @@ class Settings:
     velocity_bound: np.ndarray
     hold_damping: np.ndarray
     stale_timeout: float
+    hold_decay_rate: float = 20.0
     hold_timeout: float = 0.5
     viscous: np.ndarray = None
     coulomb: np.ndarray = None
@@ -74,13 +77,23 @@ def per_joint(values, dof, name):
     return values
 
 
-def default_hold_damping(solver, decay_rate=20.0):
-    """D_i = decay_rate × M_ii at the zero configuration [N·m·s/rad]: each joint's velocity
-    then decays at about `decay_rate` [1/s] (time constant 50 ms by default), whether it
-    carries the base (kg·m²) or the last wrist link (10⁻⁴ kg·m²). One number for all joints
-    would be too weak for one or, sampled at 1 ms, unstable for the other (D·Δt/M_ii > 2)."""
-    zero = np.zeros(solver.model.dof)
-    return decay_rate * np.diag(solver.mass_matrix(zero)).copy()
+def hold_law(solver, q, qd, settings, period):
+    """The safe hold's torque at (q, q̇) [N·m or N], model order, without friction (it helps
+    stop the arm).
+
+    Unless hold_damping is given: computed torque to a velocity that decays at λ =
+    hold_decay_rate, τ = M(q) (−λ q̇) + C(q, q̇) q̇ + g(q) (one Newton–Euler recursion), so
+    that q̈ = −λ q̇ and each joint's velocity falls as e^(−λt) (time constant 1/λ) at every
+    pose, whatever the inertia the joint carries there (Lynch & Park, Modern Robotics,
+    §11.4.1, with K_p = 0 and a zero desired velocity). Sampled every Δt [s] (`period`),
+    q̇ ← (1 − λΔt) q̇: λ is capped at 1/Δt (the fastest decay a sampled loop gives without
+    overshoot; unstable beyond 2/Δt). With hold_damping D (n,): g(q) − D q̇."""
+    if settings.hold_damping is not None:
+        return solver.unchecked.gravity(q) - settings.hold_damping * qd
+    rate = settings.hold_decay_rate
+    if period is not None and rate * period > 1.0:
+        rate = 1.0 / period
+    return solver.unchecked.inverse_dynamics(q, qd, -rate * qd)
 
 
 def thresholds(contact, collision, effort_limit):
@@ -90,9 +103,8 @@ def thresholds(contact, collision, effort_limit):
                  for given, fraction in zip((contact, collision), DEFAULT_THRESHOLDS))
 
 
-def controller_settings(values, model, solver):
-    """Settings for `model` (its limits, damping and friction) from parameter values;
-    `solver` gives the default hold damping (from M at the zero configuration)."""
+def controller_settings(values, model):
+    """Settings for `model` (its limits, damping and friction) from parameter values."""
     n = model.dof
 
     def joint_values(name):
@@ -111,7 +123,7 @@ def controller_settings(values, model, solver):
         start_tolerance=joint_values("start_tolerance"),
         max_tracking_error=joint_values("max_tracking_error"),
         velocity_bound=velocity_bounds(model.velocity_limit, values["velocity_limit_scale"]),
-        hold_damping=hold if hold is not None else default_hold_damping(solver),
+        hold_damping=hold, hold_decay_rate=values["hold_decay_rate"],
         stale_timeout=values["stale_timeout"], hold_timeout=values["hold_timeout"],
         viscous=(viscous if viscous is not None else model.damping) if friction else None,
         coulomb=(coulomb if coulomb is not None else model.friction) if friction else None,

@@ -160,7 +160,7 @@ class DynamicsNode(Node):
 
     def _settings(self, values=None):
         return controller_settings(values or parameters.read(self, parameters.DYNAMICS_NODE),
-                                   self.model, self.solver)
+                                   self.model)
 
     @_exclusive
     def _on_description(self, msg):

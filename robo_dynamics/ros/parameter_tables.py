@@ -139,10 +139,15 @@ DYNAMICS_NODE = {
                                "joint or one for all.", RUNTIME),
     "velocity_limit_scale": Spec(1.0, DOUBLE, "|qd| beyond this fraction of the URDF velocity "
                                  "limit switches to the safe hold.", RUNTIME),
+    "hold_decay_rate": Spec(20.0, DOUBLE,
+                            "Rate lambda [1/s] at which the safe hold brings every joint's "
+                            "velocity down (qdd = -lambda qd by computed torque, at every "
+                            "pose; time constant 1/lambda), capped at 1/(control period).",
+                            RUNTIME),
     "hold_damping": Spec(None, DOUBLES,
-                         "Joint damping of the safe hold (gravity compensation - D qd) "
-                         "[N m s/rad], one per chain joint or one for all. Unset: 20/s times "
-                         "the mass matrix diagonal at the zero configuration.", RUNTIME),
+                         "Joint damping D [N m s/rad] of the safe hold instead of "
+                         "hold_decay_rate's law: gravity compensation - D qd, one per chain "
+                         "joint or one for all. Unset: hold_decay_rate's law.", RUNTIME),
     "stale_timeout": Spec(0.1, DOUBLE, "Joint states older than this [s] stop the command "
                           "stream.", RUNTIME),
     "hold_timeout": Spec(0.5, DOUBLE, "A joint still beyond the velocity bound this long [s] "
@@ -283,6 +288,7 @@ PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_frict
 RANGES = {
     "stale_timeout": lambda v: 0.0 < v < math.inf,
     "hold_timeout": lambda v: 0.0 < v < math.inf,
+    "hold_decay_rate": lambda v: 0.0 < v <= 1000.0,
     "cross_check_rate": lambda v: 0.0 <= v <= 1000.0,
     "cross_check_tolerance": lambda v: 0.0 < v < math.inf,
     "marker_rate": lambda v: 0.0 <= v <= 100.0,

@@ -22,8 +22,7 @@ from .report import (plot, plot_compliance, plot_external, plot_payload, print_t
                      summary)
 from ..conversions import seconds
 from .scenario import (ARMATURE, HOLD_AT, JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, PHASES,
-                       PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START, STOP_SECONDS,
-                       TIP_RAMP_SECONDS)
+                       PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START, STOP_SECONDS)
 from ..processes import stop_processes
 from . import compliance
 from .compliance import hold_tip
@@ -126,7 +125,7 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
                 "simulated": start + length if lockstep else wall}
     if phase.cartesian:                # the tip's positions [m], base frame, and its target
         observed["tip"] = np.array([solver.tip_pose(entry[1])[1] for entry in log])[keep]
-        observed["t_tip"], observed["ramp"] = stamps[keep], TIP_RAMP_SECONDS
+        observed["t_tip"] = stamps[keep]
         observed["target"], observed["jacobian"] = target[1], solver.jacobian(log[0][1])
     return (stamps[keep], np.array([entry[1] for entry in log])[keep],
             np.array([entry[2] for entry in log])[keep],

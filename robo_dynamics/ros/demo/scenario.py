@@ -38,8 +38,9 @@ observer, default thresholds): the phases without a push must show no contact.
 10. Cartesian impedance (docs/cartesian.md): the tip held compliantly where it is
    (~/target_pose, TIP_STIFFNESS), pushed at the tip with TIP_FORCE for TIP_PUSH_SECONDS
    (rising and falling over TIP_RAMP_SECONDS, as a hand's push), then let go
-   (collision_reaction none: the push is expected; friction not compensated, so that
-   the plant's dry friction alone bounds where the tip rests). Its own timeline (TIP_HOLD_SECONDS,
+   (at the node's default collision_reaction, hold: a push at the tip that the spring
+   balances is a contact the mode yields to, never a collision; friction not compensated,
+   so that the plant's dry friction alone bounds where the tip rests). Its own timeline (TIP_HOLD_SECONDS,
    push, TIP_RELEASE_SECONDS), whatever --duration. The tip must give way by K⁻¹F and
    spring back, each within COMPLIANCE_BOUND × |K⁻¹F| plus the band the plant's dry
    friction can hold (verdicts.friction_band); a plot shows it.

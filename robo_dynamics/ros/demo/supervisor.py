@@ -38,8 +38,8 @@ def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None):
     if phase.whole_arm:      # a model this far off looks like a push to the observer, and
         node += ["-p", "collision_reaction:=none",    # stiffer gains track the excitation
                  "-p", f"kp:={[IDENTIFY_ARM_KP]}", "-p", f"kd:={[IDENTIFY_ARM_KD]}"]
-    if phase.cartesian:      # the push at the tip is expected: no hold for it
-        node += ["-p", "collision_reaction:=none", "-p", f"cartesian.stiffness:={TIP_STIFFNESS}"]
+    if phase.cartesian:      # at the default collision_reaction (hold): the push at the tip
+        node += ["-p", f"cartesian.stiffness:={TIP_STIFFNESS}"]   # is one the mode yields to
     if phase.friction:
         node += ["-p", "friction_compensation:=true", "-p", f"viscous_friction:={JOINT_DAMPING}",
                  "-p", f"coulomb_friction:={JOINT_FRICTION}"]
