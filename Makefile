@@ -12,7 +12,7 @@ TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 4 ? n : 4 )))
 INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/*/*.action \
                          interfaces/*/CMakeLists.txt interfaces/*/package.xml)
 
-.PHONY: demo test venv clean bench soak corpus workspace
+.PHONY: demo test venv clean bench soak corpus workspace matrix
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
@@ -42,6 +42,11 @@ soak: $(STAMP)
 # every URDF of example-robot-data, every candidate tip: docs/testing.md's table (also in make test)
 corpus: $(STAMP)
 	PYTHONPATH=.:test $(PY) test/test_example_robot_data.py
+
+# every mode on six real arms of example-robot-data at the node's defaults: docs/testing.md's
+# table (its cells are asserted in make test, test/test_arm_matrix.py)
+matrix: $(STAMP)
+	PYTHONPATH=.:test $(PY) test/arm_matrix.py
 
 # colcon workspace in build/ws against the venv's wheel-based ROS 2 (docs/install.md: ROS 2 workspace)
 workspace: $(STAMP)

@@ -174,9 +174,9 @@ def withstood_push(loop, link, direction):
     return 0.5 / np.max(speed / s.velocity_bound)
 
 
-def push_in_hold(robot, q0, direction=(0.0, 1.0, 1.0), duration=0.2):
-    """The arm in the safe hold; the push the docs say it withstands on the middle link for
-    `duration` s, then let go. Figures: the largest |q̇| / velocity bound, the decay's time
+def push_in_hold(robot, q0, direction=(0.0, 1.0, 1.0), duration=0.2, scale=1.0):
+    """The arm in the safe hold; `scale` × the push the docs say it withstands on the middle
+    link for `duration` s, then let go. Figures: the largest |q̇| / velocity bound, the decay's time
     constant after the push, the events."""
     loop = Loop(robot, q0)
     loop.run(0.05)
@@ -191,7 +191,7 @@ def push_in_hold(robot, q0, direction=(0.0, 1.0, 1.0), duration=0.2):
     assert loop.ctrl.mode == HOLD, loop.events
     link = robot.body_links[robot.dof // 2]
     direction = np.asarray(direction, dtype=float) / np.linalg.norm(direction)
-    force = withstood_push(loop, link, direction) * direction
+    force = scale * withstood_push(loop, link, direction) * direction
     loop.arm.set_external_wrench(link, force, np.zeros(3))
     loop.run(duration)
     loop.arm.set_external_wrench(link, np.zeros(3), np.zeros(3))
@@ -200,7 +200,7 @@ def push_in_hold(robot, q0, direction=(0.0, 1.0, 1.0), duration=0.2):
     return {"force": float(np.linalg.norm(force)), "link": link,
             "time_constant": decay_time(norms, start),
             "peak_ratio": float(np.max(loop.peak / loop.settings.velocity_bound)),
-            "halted": loop.ctrl.halted, "events": loop.kinds()}
+            "halted": loop.ctrl.halted, "events": loop.events}
 
 
 def impedance_push(robot, q0, deflection=0.02):

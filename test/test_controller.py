@@ -256,6 +256,8 @@ def test_a_hold_that_does_not_stop_the_arm_stops_the_stream_until_a_new_motion()
     assert kinds == ["safe_hold", "hold_failed"], kinds
     failed = events[1]
     assert failed.level == "error" and "wrist_3_joint" in failed.message
+    assert "a model error, e.g. a wrong payload, or an external force (no observer)" in \
+        failed.message
     assert ctrl.halted and ctrl.counts["faults"] == 2
     # commands while the hold had its chance, none after: the last one 0.2 s after the first
     assert times[-1] - times[0] == pytest.approx(0.2, abs=DT + 1e-9)
