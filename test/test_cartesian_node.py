@@ -146,9 +146,10 @@ def test_a_tip_force_displaces_the_held_tip_by_the_compliance_and_it_springs_bac
 @pytest.mark.parametrize("bad, words", [
     ("frame", "frame_id 'world_x': expected 'base_link', 'tool0' or a link of the chain"),
     ("quaternion", "unit quaternion"),
-    ("five stiffness values", "6 or 36 finite values, got 5"),
+    ("five stiffness values", "6 or 36 values, got 5"),
+    ("a NaN stiffness", "value 3 is nan: every value must be finite"),
     ("too stiff", "too high for the control period 2 ms"),
-    ("beyond max_stiffness", "beyond cartesian.max_stiffness"),
+    ("beyond max_stiffness", "[N/m, N·m/rad] beyond cartesian.max_stiffness"),
 ])
 def test_a_bad_target_is_refused_with_its_reason_and_the_tip_stays_held(loop, bad, words):
     R0, p0 = loop.tip()
@@ -162,6 +163,7 @@ def test_a_bad_target_is_refused_with_its_reason_and_the_tip_stays_held(loop, ba
         loop.pose.publish(msg)
     else:
         data = {"five stiffness values": [500.0] * 5,
+                "a NaN stiffness": [500.0, 500.0, 500.0, float("nan"), 2.0, 2.0],
                 "too stiff": [500.0, 500.0, 500.0, 60.0, 60.0, 60.0],
                 "beyond max_stiffness": [5000.0, 500.0, 500.0, 2.0, 2.0, 2.0]}[bad]
         loop.stiffness.publish(Float64MultiArray(data=data))

@@ -85,3 +85,14 @@ def test_a_simulated_clock_that_stands_still_is_reported_once_and_its_return_too
     assert "from t = 5.000 s (it stood for 60.0 s" in event.message
     for k in range(1, 100):                                 # running: nothing to say
         assert watch.update(5.002 + k * 0.002, 160.0 + k * 3.0) is None
+
+
+def test_a_clock_that_has_not_started_is_waited_for_not_warned_about():
+    """use_sim_time before any /clock: the node's time is 0; after the patience an INFO
+    that it waits, not a WARN that the clock stopped; then the clock's start is reported."""
+    watch = health.ClockWatch(patience=2.0)
+    assert watch.update(0.0, 10.0) is None
+    event = watch.update(0.0, 12.0)
+    assert (event.level, event.kind) == (core.INFO, "clock_stopped")
+    assert "waiting for the simulated clock: no /clock for 2 s" in event.message
+    assert watch.update(0.002, 13.0).kind == "clock_resumed"

@@ -125,6 +125,10 @@ def test_a_goal_is_tracked_to_success_with_feedback_and_the_model_torque(loop):
     assert np.max(np.abs(loop.q() - (q0 + MOVE))) <= 0.002
     feedback = [f.feedback for f in loop.feedback]
     assert len(feedback) >= 10
+    # at action_monitor_rate (50 Hz) on simulated time: stamps (each of the last joint state
+    # the goal saw, 500 Hz) at least 20 ms − one state period apart, whatever the wall clock
+    stamps = np.array([f.header.stamp.sec + 1e-9 * f.header.stamp.nanosec for f in feedback])
+    assert np.min(np.diff(stamps)) >= 0.02 - 0.002 - 1e-9, np.diff(stamps)
     errors = [np.max(np.abs(f.error.positions)) for f in feedback]
     assert max(errors) < 0.2                                      # the default path tolerance
     f = feedback[len(feedback) // 2]

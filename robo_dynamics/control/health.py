@@ -123,6 +123,10 @@ class ClockWatch:
             return event
         if not self.stopped and wall - self.since >= self.patience:
             self.stopped = True
+            if now == 0.0:             # no /clock yet: a simulation not started, not a fault
+                return core.Event(core.INFO, "clock_stopped",
+                                  f"waiting for the simulated clock: no /clock for "
+                                  f"{self.patience:g} s of wall time (use_sim_time is true)")
             return core.Event(core.WARN, "clock_stopped",
                               f"the simulated clock (/clock) has stood at t = {now:.3f} s for "
                               f"{self.patience:g} s of wall time: no joint state, no command, "

@@ -63,13 +63,20 @@ class CartesianTargets:
     def on_stiffness(self, msg):
         def take():
             values = np.asarray(msg.data, dtype=float)
-            if values.size not in (6, 36) or not np.all(np.isfinite(values)):
-                raise ValueError(f"6 or 36 finite values, got {values.size}")
+            if values.size not in (6, 36):
+                raise ValueError(f"6 or 36 values, got {values.size}")
+            bad = np.flatnonzero(~np.isfinite(values))
+            if bad.size:
+                raise ValueError(f"value {bad[0]} is {values[bad[0]]}: every value must be "
+                                 "finite")
             K = np.diag(values) if values.size == 6 else values.reshape(6, 6)
             top = np.asarray(self.node.get_parameter("cartesian.max_stiffness").value)
+            law = self.node.get_parameter("cartesian.law").value
+            units = "1/s^2" if law == "operational_space" else "N/m, N·m/rad"
             if np.any(np.diag(K) > top):
-                raise ValueError(f"diagonal {np.diag(K).tolist()} beyond "
-                                 f"cartesian.max_stiffness {top.tolist()}")
+                raise ValueError(f"diagonal {np.diag(K).tolist()} [{units}] beyond "
+                                 f"cartesian.max_stiffness {top.tolist()} (the same units: "
+                                 f"cartesian.law {law})")
             return {"stiffness": K}
         self._update("target stiffness", take)
 

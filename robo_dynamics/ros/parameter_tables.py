@@ -72,8 +72,8 @@ FOLLOW_TRAJECTORY = {
     "constraints.stopped_velocity_tolerance": Spec(
         0.01, DOUBLE, "Largest |qd| [rad/s or m/s] at the goal for success; 0: not checked.",
         RUNTIME),
-    "action_monitor_rate": Spec(50.0, DOUBLE, "Rate [Hz] of the action's feedback and of its "
-                                "look at how the goal goes.", RUNTIME),
+    "action_monitor_rate": Spec(50.0, DOUBLE, "Rate [Hz] of the action's feedback, on the "
+                                "node's clock (simulated time under use_sim_time).", RUNTIME),
     "stop_deceleration": Spec([2.0], DOUBLES,
                               "Deceleration [rad/s^2 or m/s^2] of a cancelled goal's stop "
                               "along its path, one per chain joint or one for all.", RUNTIME),
@@ -86,7 +86,9 @@ FOLLOW_TRAJECTORY = {
                                 "Stiffness K of the tip [x, y, z, rx, ry, rz] in base axes "
                                 "until ~/target_stiffness gives one.", RUNTIME),
     "cartesian.max_stiffness": Spec([3000.0, 3000.0, 3000.0, 300.0, 300.0, 300.0], DOUBLES,
-                                    "Largest diagonal of K accepted [x, y, z, rx, ry, rz].",
+                                    "Largest diagonal of K accepted [x, y, z, rx, ry, rz], "
+                                    "in K's units: N/m and N m/rad under "
+                                    "cartesian_impedance, 1/s^2 under operational_space.",
                                     RUNTIME),
     "cartesian.damping_ratio": Spec(1.0, DOUBLE, "Damping ratio ζ of every mode of the tip.",
                                     RUNTIME),

@@ -10,8 +10,10 @@ and the time scale that would fit. A new goal replaces a running one from its de
 the old one ends ABORTED, INVALID_GOAL, "replaced" (joint_trajectory_controller ends it so,
 as cancelled; rclpy cannot cancel a goal nobody asked to cancel). A cancel slows the arm to a
 stop along the path at stop_deceleration, then holds it there: CANCELED, SUCCESSFUL, with when.
-Feedback at action_monitor_rate: desired (desired.effort: the model's torque for the desired
-motion, ID(q_d, q̇_d, q̈_d)), actual, error, in the chain's joint order.
+Feedback at action_monitor_rate on the node's clock (simulated time under use_sim_time; the
+goal's end is looked for at least every POLL_SECONDS of wall time): desired (desired.effort:
+the model's torque for the desired motion, ID(q_d, q̇_d, q̈_d)), actual, error, in the
+chain's joint order.
 
 Tolerance defaults are parameters of the node, named as joint_trajectory_controller's:
 constraints.<joint>.trajectory and .goal (declared once the chain is known),
@@ -41,6 +43,7 @@ from .parameter_tables import DOUBLE, JOINT_CONSTRAINTS
 
 CHECK_PERIOD = 2e-3      # s between the samples of a goal's effort check
 MAX_CHECK_SAMPLES = 200_000
+POLL_SECONDS = 5e-3      # s of wall time between two looks at a running goal, at most
 
 
 class TrajectoryAction(HelperNode):
@@ -118,17 +121,22 @@ class TrajectoryAction(HelperNode):
             return self._end(goal_handle, result, refused.code, f"refused: {refused}",
                              goal_handle.abort)
         node = self.owner
+        last_feedback = -math.inf        # [s] on the node's clock
         while not self.closing.is_set():
+            period = 1.0 / node.get_parameter("action_monitor_rate").value
             with node.lock:
                 outcome = goal.outcome
+                now = node.now()
                 if outcome is None and goal_handle.is_cancel_requested:
-                    goal.cancel(node.now(), self._deceleration())
-                feedback = self._feedback(goal) if outcome is None else None
+                    goal.cancel(now, self._deceleration())
+                due = outcome is None and not 0.0 <= now - last_feedback < period
+                feedback = self._feedback(goal) if due else None
             if outcome is not None:
                 break
             if feedback is not None:
+                last_feedback = now
                 goal_handle.publish_feedback(feedback)
-            self.closing.wait(1.0 / node.get_parameter("action_monitor_rate").value)
+            self.closing.wait(min(period, POLL_SECONDS))
         else:
             return self._end(goal_handle, result, ft.INVALID_GOAL, "the node is shutting down",
                              goal_handle.abort)
