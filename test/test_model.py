@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from conftest import ARMS, SHIPPED, load_arm
+from conftest import ARMS, EXAMPLE_ROBOTS, SHIPPED, load_arm
 
 
 def total_link_mass(path, exclude=()):
@@ -111,3 +111,19 @@ def test_default_arm_matches_the_published_ur5e_kinematics():
                                atol=1e-12)
     np.testing.assert_allclose(solver.model.mass, [3.761, 8.058, 2.846, 1.37, 1.3, 0.365])
     np.testing.assert_array_equal(solver.model.effort_limit, [150, 150, 150, 28, 28, 28])
+
+
+def test_every_link_below_the_last_chain_joint_is_in_the_model_whatever_the_tip():
+    """The Panda's hand and fingers hang below panda_joint7: with tip_link panda_link8,
+    panda_hand or panda_hand_tcp the last body weighs what Pinocchio's subtree of
+    panda_joint7 weighs in the whole URDF (fingers included)."""
+    import pinocchio as pin
+    path = EXAMPLE_ROBOTS / "panda_description/urdf/panda.urdf"
+    full = pin.buildModelFromUrdf(str(path))
+    data = full.createData()
+    pin.computeSubtreeMasses(full, data)
+    subtree = data.mass[full.getJointId("panda_joint7")]
+    assert subtree > 1.0                                   # link 7, hand, two fingers
+    for tip in ("panda_link8", "panda_hand", "panda_hand_tcp"):
+        robot = rd.load_robot(path, tip_link=tip)
+        assert robot.mass[-1] == pytest.approx(subtree, rel=1e-12), tip
