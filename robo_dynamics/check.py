@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from . import load_robot, make_solver
-from .cli_options import add_bag_options, add_chain_options
+from .cli_options import HelpFormatter, add_bag_options, add_chain_options, description
 from .control.trajectory_check import check_samples, check_trajectory
 from .errors import RoboDynamicsError
 from .io import joint_state_bag
@@ -36,7 +36,7 @@ PLOT_POINTS = 4000        # a plotted curve longer than this is drawn as its min
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
+        description=__doc__.splitlines()[0], formatter_class=HelpFormatter,
         epilog="exit status: 0 within the limits, 1 beyond them, 2 bad input")
     parser.add_argument("input", help="trajectory .yaml, or a bag (.mcap file or directory)")
     add_chain_options(parser)
@@ -44,7 +44,7 @@ def main(argv=None):
                         help="fraction of the URDF effort limits allowed, (0, 1]")
     parser.add_argument("--sample-period", type=float, default=1e-3,
                         help="seconds between samples of a YAML trajectory")
-    parser.add_argument("--payload-link", default=None, help="link carrying a payload")
+    parser.add_argument("--payload-link", default=None, help="link carrying a payload (default: none)")
     parser.add_argument("--payload-mass", type=float, default=0.0, help="kg")
     parser.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0),
                         metavar=("X", "Y", "Z"), help="m, in the payload link's frame")
@@ -52,8 +52,8 @@ def main(argv=None):
                         metavar=("IXX", "IXY", "IXZ", "IYY", "IYZ", "IZZ"),
                         help="kg m², about the centre of mass, link axes")
     add_bag_options(parser)
-    parser.add_argument("--plot", default=None, help="write a PNG of the torques and limits")
-    parser.add_argument("--backend", default="rnea", help="rnea (default) or pinocchio")
+    parser.add_argument("--plot", default=None, help="write a PNG of the torques and limits (default: none)")
+    parser.add_argument("--backend", default="rnea", help="rnea or pinocchio")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
@@ -65,7 +65,9 @@ def main(argv=None):
 
 def run(args):
     """Check args.input; print the report; write the plot. Returns the exit status."""
-    robot = load_robot(args.urdf, base_link=args.base, tip_link=args.tip)
+    trajectory_file = args.input.endswith((".yaml", ".yml"))
+    urdf, origin = description(args, None if trajectory_file else args.input)
+    robot = load_robot(urdf, base_link=args.base, tip_link=args.tip)
     if args.payload_link is not None:
         if not 0.0 <= args.payload_mass < np.inf:
             raise ValueError(f"--payload-mass must be >= 0 and finite, got {args.payload_mass}")
@@ -74,7 +76,7 @@ def run(args):
     solver = make_solver(robot, args.backend)
     names = robot.joint_names
     measured = None
-    if args.input.endswith((".yaml", ".yml")):
+    if trajectory_file:
         trajectory = load_trajectory(args.input, names)
         result = check_trajectory(solver, trajectory, robot.effort_limit, args.sample_period,
                                   args.margin)
@@ -93,7 +95,7 @@ def run(args):
                   + (f" (skipped {skipped})" if skipped else "")
                   + ("" if recording.velocities is not None
                      else "; no velocities recorded: differentiated from positions"))
-    print(f"robot '{robot.name}' ({args.urdf}), {robot.base_link} -> {robot.tip_link}, "
+    print(f"robot '{robot.name}' ({origin}), {robot.base_link} -> {robot.tip_link}, "
           f"backend {solver.name}" + (f", payload {args.payload_mass} kg at "
                                       f"'{args.payload_link}'" if args.payload_link else ""))
     print(source + f", {result.times[-1]:.3f} s")

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import load_robot
 from .blas_threads import single_threaded_blas
-from .cli_options import add_bag_options, add_chain_options
+from .cli_options import HelpFormatter, add_bag_options, add_chain_options, description
 from .control import arm_identification as ai
 from .control.consistent_parameters import bodies, consistent_parameters
 from .errors import RoboDynamicsError
@@ -35,16 +35,17 @@ HELD_OUT = 0.25       # the share of BAG left out of the fit when no --validate 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=HelpFormatter,
                                      epilog="exit status: 0 done, 2 bad input")
     parser.add_argument("bag", help="the recording to fit (.mcap file or rosbag2 directory)")
-    parser.add_argument("--validate", default=None, help="a recording to validate on")
+    parser.add_argument("--validate", default=None, help="a recording to validate on (default: the last 25 %% of BAG)")
     add_chain_options(parser)
     add_bag_options(parser)
     parser.add_argument("--min-speed", type=float, default=0.02,
                         help="rad/s below which a joint's rows are left out (dry friction)")
     parser.add_argument("--output", default=None,
                         help="the corrected URDF (default: NAME_identified.urdf here)")
-    parser.add_argument("--plot", default=None, help="write a PNG of measured vs predicted")
+    parser.add_argument("--plot", default=None, help="write a PNG of measured vs predicted (default: none)")
     args = parser.parse_args(argv)
     single_threaded_blas()
     try:
@@ -64,7 +65,8 @@ def states(path, robot, args):
 
 
 def run(args):
-    robot = load_robot(args.urdf, base_link=args.base, tip_link=args.tip)
+    urdf, origin = description(args, args.bag)
+    robot = load_robot(urdf, base_link=args.base, tip_link=args.tip)
     if robot.is_coupled:
         raise ValueError("chains with mimic joints are not identified yet")
     q, qd, qdd, tau = states(args.bag, robot, args)
@@ -86,7 +88,7 @@ def run(args):
     corrected = load_robot(text, base_link=args.base, tip_link=args.tip)
     predicted = {"URDF": ai.urdf_torques(robot, *held[:3]),
                  "identified": ai.urdf_torques(corrected, *held[:3])}
-    print(f"robot '{robot.name}' ({args.urdf}): {len(fit[0])} states fitted from {args.bag}, "
+    print(f"robot '{robot.name}' ({origin}): {len(fit[0])} states fitted from {args.bag}, "
           f"validated on {len(held[0])} of {source}")
     print(f"base parameters: {base.count} of {10 * robot.dof}, "
           f"{int(estimate.identified.sum())} identified (σ ≤ "

@@ -61,7 +61,10 @@ def assert_rate_limited(times, commands, rate=RATE):
 
 
 # -- the rate limiter -------------------------------------------------------------------------
-def test_rate_limiter_bounds_every_step_keeps_its_direction_and_reaches_the_target():
+@pytest.mark.parametrize("keep_direction", [False, True])
+def test_rate_limiter_bounds_every_step_and_reaches_the_target(keep_direction):
+    """Every step within rate · Δt; clipped per joint, or with keep_direction a fraction s
+    of the change asked, the same on every joint, as large as the bounds allow."""
     rng = np.random.default_rng(1)
     rate = np.array([1000.0, 50.0, 5.0])
     limiter = TorqueRateLimiter(rate)
@@ -71,20 +74,22 @@ def test_rate_limiter_bounds_every_step_keeps_its_direction_and_reaches_the_targ
         dt = rng.choice([0.0005, 0.001, 0.004, 0.05, -0.02])      # gaps and a clock going back
         t += dt
         target = rng.uniform(-100, 100, 3)
-        out, limited = limiter.limit(target, t)
+        out, limited = limiter.limit(target, t, keep_direction)
         allowed = rate * min(max(dt, 0.0), MAX_INTERVAL)
         assert np.all(np.abs(out - last) <= allowed + 1e-12)
-        # the change is a fraction s of the one asked, the same on every joint (its direction
-        # kept), and as large as the bounds allow: one joint is at its bound
-        s = (out - last) / (target - last)
-        assert np.ptp(s) <= 1e-9 and 0.0 <= s[0] <= 1.0
-        assert limited == (s[0] < 1.0)
-        if limited and dt > 0.0:
-            assert np.max(np.abs(out - last) / allowed) == pytest.approx(1.0, rel=1e-9)
+        if keep_direction:
+            s = (out - last) / (target - last)
+            assert np.ptp(s) <= 1e-9 and 0.0 <= s[0] <= 1.0
+            assert limited == (s[0] < 1.0)
+            if limited and dt > 0.0:
+                assert np.max(np.abs(out - last) / allowed) == pytest.approx(1.0, rel=1e-9)
+        else:
+            np.testing.assert_allclose(out, last + np.clip(target - last, -allowed, allowed),
+                                       rtol=0, atol=1e-12)
         last = out.copy()
     limiter.restart(np.zeros(3), 0.0)
     for k in range(1, 3000):                                      # a constant target: reached
-        out, limited = limiter.limit(np.array([10.0, -1.0, 0.5]), k * 1e-3)
+        out, limited = limiter.limit(np.array([10.0, -1.0, 0.5]), k * 1e-3, keep_direction)
     np.testing.assert_array_equal(out, [10.0, -1.0, 0.5])
     assert not limited
 
@@ -97,12 +102,10 @@ def test_gravity_mode_starts_at_the_measured_effort_and_ramps_to_g(backend):
     measured = g + np.array([5.0, -3.0, 2.0, 0.5, -0.5, 0.1])      # what the drives apply now
     times, commands, events = run(ctrl, Q, np.zeros(N), 0.0, 200, effort=measured)
     # the first state gives the period; on the second the measured effort counts as the
-    # command of the period before: one rate-limited step from it towards g, the whole change
-    # scaled so that its largest part is RATE · DT
+    # command of the period before: one rate-limited step from it towards g
     assert times[0] == DT
-    change = g - measured
-    np.testing.assert_allclose(commands[0], measured + RATE * DT * change / np.max(np.abs(change)),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(commands[0], measured + np.clip(g - measured, -RATE * DT,
+                                                               RATE * DT), rtol=0, atol=1e-12)
     assert events[0].kind == "started" and "measured effort of 6 of 6" in events[0].message
     assert_rate_limited(times, commands)
     assert rel(commands[-1], g) <= 1e-12 and ctrl.mode == GRAVITY

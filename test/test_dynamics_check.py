@@ -84,20 +84,22 @@ def test_bytes_it_cannot_read_raise():
 
 
 # -- bags -----------------------------------------------------------------------------------------
-def recorded(tmp_path, offsets, seconds=2.0, rate=1000.0):
-    """A bag of the motion at `rate` Hz with efforts = Pinocchio's τ at the states
+def recorded(tmp_path, offsets, seconds=2.0, rate=1000.0, description=None, pin=PIN):
+    """A bag of the motion at `rate` Hz with efforts = `pin`'s τ at the states
     dynamics_check sees (q, q̇, its q̈ estimate) + offsets; the gripper joint first, the arm
-    joints reversed. Returns (path, t, q, q̇, q̈ estimate, efforts)."""
+    joints reversed; `description` on /robot_description (None: not recorded). Returns
+    (path, t, q, q̇, q̈ estimate, efforts)."""
     t = np.arange(int(seconds * rate) + 1) / rate
     q, qd, qdd = motion(t)
-    tau = np.array([PIN.inverse_dynamics(*x) for x in zip(q, qd, qdd)]) + offsets
+    tau = np.array([pin.inverse_dynamics(*x) for x in zip(q, qd, qdd)]) + offsets
     names = ["gripper_joint"] + NAMES[::-1]
     messages = []
     for k, stamp in enumerate(EPOCH + np.round(t * 1e9).astype(np.int64)):
         messages.append((int(stamp) + 50_000, as_dict(
             int(stamp), names, [0.01] + q[k, ::-1].tolist(), [0.0] + qd[k, ::-1].tolist(),
             [math.nan] + tau[k, ::-1].tolist())))
-    return write_bag(tmp_path / "arm.mcap", messages), t, q, qd, qdd, tau
+    path = write_bag(tmp_path / "arm.mcap", messages, description=description)
+    return path, t, q, qd, qdd, tau
 
 
 def test_a_bag_gives_the_states_in_model_order_and_their_derivatives(tmp_path):
@@ -274,3 +276,46 @@ def test_bad_bags_are_refused_with_the_reason(tmp_path, capsys):
     for argv, fragment in cases:
         assert check.main(argv + ["--urdf", URDF, "--quiet"]) == 2
         assert fragment in capsys.readouterr().err
+
+
+def test_the_tools_take_the_arm_from_the_bag_and_never_guess_it(tmp_path, capsys):
+    """A UR10's bag (the UR5e's joint names, as every UR arm has) with its /robot_description:
+    without --urdf dynamics_check judges it against the UR10's limits and torques (Pinocchio
+    on the UR10 URDF: the residual is zero). Without a description and without --urdf,
+    both tools refuse with the reason, and a trajectory file always needs --urdf."""
+    from robo_dynamics import identify
+    from conftest import EXAMPLE_ROBOTS
+    ur10_path = EXAMPLE_ROBOTS / "ur_description/urdf/ur10_robot.urdf"
+    ur10 = rd.load_robot(ur10_path, tip_link="tool0")
+    assert list(ur10.joint_names) == NAMES and ur10.effort_limit[0] != ROBOT.effort_limit[0]
+    path, t, q, qd, qdd, tau = recorded(tmp_path, np.zeros(6), description=ur10_path.read_text(),
+                                        pin=rd.make_solver(ur10, "pinocchio"))
+    assert check.main([path, "--tip", "tool0", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert f"robot 'ur10' (/robot_description of {path})" in out, out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()
+            if line.split() and line.split()[0] in NAMES}
+    for j, name in enumerate(NAMES):
+        limit, peak, ratio, rms, worst = (float(v) for v in rows[name])
+        assert limit == ur10.effort_limit[j]
+        assert rms < 0.01 * np.abs(tau[:, j]).max() + 1e-3     # the UR10's own torques
+    bare, *_ = recorded(tmp_path / "..", np.zeros(6))
+    for tool, argv in ((check.main, [bare, "--quiet"]), (identify.main, [bare])):
+        assert tool(argv) == 2
+        assert "no --urdf, and" in capsys.readouterr().err
+    trajectory = tmp_path / "t.yaml"
+    trajectory.write_text("joint_names: [a]\npoints: [{positions: [0.0], time_from_start: 1.0}]\n")
+    assert check.main([str(trajectory)]) == 2
+    assert "no --urdf: give the arm's URDF" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tool", ["check", "identify"])
+def test_help_shows_every_default(tool, capsys):
+    from robo_dynamics import identify
+    main = check.main if tool == "check" else identify.main
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    options = capsys.readouterr().out.split("options:", 1)[1]
+    for option in ("--urdf", "--topic", "--accel-window", "--base", "--tip"):
+        block = options.split("\n  " + option, 1)[1].split("\n  -")[0]
+        assert "(default:" in block, (option, block)

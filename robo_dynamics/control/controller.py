@@ -12,7 +12,8 @@ Each joint state gives at most one command (model joint order, N·m or N):
               decays as e^(−λt) (settings.hold_law)               desired motion is admitted
 
 The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
-of source (mode, target, payload, gains, resuming) is a ramp. With
+of source (mode, target, payload, gains, resuming) is a ramp, in the Cartesian modes along
+a straight line (the wrench keeps its direction). With
 hardware_compensates_gravity the command sent is that minus g(q). A ramp starts where the
 arm's torque is: the measured effort when the joint states carry it, else the last command
 (zero before the first). The envelope around the law:
@@ -286,7 +287,8 @@ class Controller:
                                  external)
             target = hold_law(solver, q, qd, s, self.period)
         target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
-        command, limited = self.limiter.limit(target, now)
+        command, limited = self.limiter.limit(   # a Cartesian command keeps its direction
+            target, now, keep_direction=self.mode not in (GRAVITY, TRACKING, HOLD))
         counts = self.counts
         counts["commands"] += 1
         counts["clamped"] += clamped
