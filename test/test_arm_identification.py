@@ -313,3 +313,17 @@ def test_the_corrected_urdf_can_replace_the_chain_another_chain_cannot(consisten
     for text, differs in ((moved, "origin_translation"), (limited, "velocity_limit")):
         with pytest.raises(ValueError, match=differs):
             chain_change(ROBOT, rd.load_robot(text), {}, "rnea", "identified")
+
+
+def test_an_interrupted_identification_says_so_and_what_to_change():
+    """Not 'refused' for a goal that moved the arm: how long it moved, why it stopped, and
+    the change that helps for each cause."""
+    from robo_dynamics.control.identification_session import interrupted_sentence
+    tracking = interrupted_sentence("safe hold: joint 'wrist_1_joint' tracking error 0.25 "
+                                    "exceeds max_tracking_error 0.25", 0.93, 30.0)
+    assert tracking.startswith("interrupted after 0.93 s of its 30 s motion: safe hold:")
+    assert "raise kp and kd" in tracking and "refused" not in tracking
+    assert "velocity_share" in interrupted_sentence("safe hold: joint 'a' velocity 3.2 "
+                                                    "exceeds the velocity bound 3.1", 1, 20)
+    assert "collision_reaction none" in interrupted_sentence("safe hold: collision: external "
+                                                             "torque at 'a'", 1, 20)

@@ -165,3 +165,21 @@ def applied_com(estimate):
     found = np.abs(estimate.com) > SIGNIFICANT * estimate.com_std
     return (np.where(found, estimate.com, 0.0),
             [axis for axis, f in zip("xyz", found) if not f])
+
+
+def interrupted_sentence(reason, moved, duration):
+    """Why an arm identification that had been moving the arm for `moved` of its `duration`
+    [s] ended early (`reason`: the recording's interruption), with what to change."""
+    if "tracking error" in reason:
+        hint = ("the URDF's error pulls a joint off the excitation at these gains: raise kp "
+                "and kd (e.g. 400 and 40), raise max_tracking_error, or lower the goal's "
+                "velocity_share")
+    elif "velocity" in reason:
+        hint = "lower the goal's velocity_share, or raise velocity_limit_scale"
+    elif "collision" in reason:
+        hint = ("the external-torque observer took the URDF's error for a push: set "
+                "collision_reaction none, or raise collision_thresholds, while identifying")
+    else:
+        hint = "send the goal again once the arm is still"
+    return (f"interrupted after {moved:.2f} s of its {duration:.3g} s motion: {reason}; "
+            f"{hint}")

@@ -24,7 +24,7 @@ from robo_dynamics_interfaces.action import IdentifyArm
 from ..backends import make_solver
 from ..control import arm_identification as ai
 from ..control.consistent_parameters import bodies, consistent_parameters
-from ..control.identification_session import MODEL_CHANGE_DELAY
+from ..control.identification_session import MODEL_CHANGE_DELAY, interrupted_sentence
 from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, resolve
 from ..control.pose_recording import TimedRecording
 from ..control.state_derivatives import velocities_and_accelerations
@@ -128,8 +128,14 @@ class ArmIdentification:
                 if node.session.recording is run:
                     node.session.recording = None
             if run.interrupted:
-                raise ValueError(f"the motion was interrupted: {run.interrupted}")
-            corrected = self._fit(run, model, base, goal, result, excitation, condition)
+                return self._end(goal_handle, result, interrupted_sentence(
+                    run.interrupted, max(run.seen - run.windows[0][0], 0.0),
+                    run.end - run.windows[0][0]), goal_handle.abort)
+            try:
+                corrected = self._fit(run, model, base, goal, result, excitation, condition)
+            except ValueError as exc:        # the arm has moved: not a refusal
+                return self._end(goal_handle, result, f"the fit failed after the motion: "
+                                 f"{exc}", goal_handle.abort)
             message = (f"{result.identified} of {result.base_parameters} base parameters "
                        f"identified; held out: {100 * result.identified_error_all:.1f} % "
                        f"against the URDF's {100 * result.urdf_error_all:.1f} %")
