@@ -25,7 +25,7 @@ from . import load_robot
 from .blas_threads import single_threaded_blas
 from .cli_options import HelpFormatter, add_bag_options, add_chain_options, description
 from .control import arm_identification as ai
-from .control.consistent_parameters import bodies, consistent_parameters
+from .control.consistent_parameters import bodies, consistent_parameters, friction_shown
 from .errors import RoboDynamicsError
 from .io import joint_state_bag
 from .io.urdf_inertials import corrected_urdf
@@ -95,6 +95,7 @@ def run(args):
           f"{ai.IDENTIFIED_SHARE:.0%} of the value); residual σ per joint "
           f"{np.round(estimate.sigma, 3).tolist()} N·m")
     print(report(robot.joint_names, held[3], predicted, friction))
+    print(friction_sentence(robot.joint_names, friction_shown(robot, estimate)))
     print(f"corrected URDF: {os.path.abspath(output)}")
     if args.plot:
         plot(args.plot, robot.joint_names, held[3], predicted)
@@ -118,6 +119,15 @@ def report(names, tau, predicted, friction):
     rows.append(f"{'all joints':<26}{np.sqrt(np.mean(tau ** 2)):>12.3f}"
                 + "".join(f"{100 * pooled[name]:>17.1f}%" for name in predicted))
     return "\n".join(rows)
+
+
+def friction_sentence(names, shown):
+    """Which friction terms the data show (written from the fit) and which keep the URDF's."""
+    kept = [f"{name} ({', '.join(kind for kind, k in (('viscous', 0), ('Coulomb', 1)) if not row[k])})"
+            for name, row in zip(names, shown) if not row.all()]
+    return ("friction: every joint's shown by the data (beyond 2 σ of the URDF's)" if not kept
+            else "friction kept at the URDF's where the data do not show it differ by 2 σ: "
+            + ", ".join(kept))
 
 
 def plot(path, names, tau, predicted):

@@ -175,7 +175,8 @@ def consistent(recordings):
     rng = np.random.default_rng(1)
     estimate = ai.identify_arm(ROBOT, BASE, q, qd, qdd, tau + rng.normal(0.0, NOISE, tau.shape))
     pi, friction = consistent_parameters(ROBOT, estimate)
-    return pi, friction, corrected_urdf(ROBOT.urdf_xml, ROBOT, cp.bodies(pi), friction)
+    return (pi, friction, corrected_urdf(ROBOT.urdf_xml, ROBOT, cp.bodies(pi), friction),
+            estimate)
 
 
 def test_the_consistent_estimate_is_a_urdf_that_predicts_and_holds_against_gravity(
@@ -189,7 +190,7 @@ def test_the_consistent_estimate_is_a_urdf_that_predicts_and_holds_against_gravi
     last wrist's centre of mass, 0.01 N·m of gravity torque under 0.5 N·m of noise), the
     URDF's value is kept, not the noise's."""
     _, (qv, qdv, qddv, tauv), _ = recordings
-    pi, friction, text = consistent
+    pi, friction, text, _ = consistent
     for mass, com, inertia in cp.bodies(pi):
         moments = np.linalg.eigvalsh(inertia)
         assert mass > 0.0 and moments[0] >= -1e-12
@@ -278,6 +279,10 @@ def test_the_command_line_tool_identifies_the_arm_from_bags(recordings, tmp_path
     assert identify.main([str(bags[0]), "--validate", str(bags[1]), "--urdf", str(URDF),
                           "--output", str(output), "--plot", str(tmp_path / "p.png")]) == 0
     table = capsys.readouterr().out
+    # the light wrists' friction (0.03, 0.008, 0.0004) under 0.5 N·m of noise: kept at 0
+    assert "friction kept at the URDF's where the data do not show it differ by 2 σ: " \
+        "wrist_1_joint (Coulomb), wrist_2_joint (viscous, Coulomb), wrist_3_joint (viscous, " \
+        "Coulomb)" in table, table
     pooled = table.split("all joints")[1].split()
     urdf_error, identified_error = (float(x.rstrip("%")) for x in pooled[1:3])
     assert identified_error < 0.3 * urdf_error and urdf_error >= 10.0, table
@@ -327,3 +332,22 @@ def test_an_interrupted_identification_says_so_and_what_to_change():
                                                     "exceeds the velocity bound 3.1", 1, 20)
     assert "collision_reaction none" in interrupted_sentence("safe hold: collision: external "
                                                              "torque at 'a'", 1, 20)
+
+
+def test_friction_is_written_only_where_the_data_show_it_and_no_joint_predicts_worse(
+        recordings, consistent):
+    """Each joint's viscous and Coulomb friction in the corrected URDF is the URDF's (0 here)
+    unless the fit shows it differs by 2 σ or more (the plant's 3 N·m·s/rad on the big
+    joints is shown; the last wrist's 0.0004, under 0.5 N·m of noise, is not); and no joint
+    predicts its held-out torques worse than the URDF did by more than its own residual σ."""
+    _, (qv, qdv, qddv, tauv), _ = recordings
+    pi, friction, text, estimate = consistent
+    shown = cp.friction_shown(ROBOT, estimate)
+    assert shown[:2].all() and not shown[-1].any(), shown
+    urdf = np.column_stack((ROBOT.damping, ROBOT.friction))
+    np.testing.assert_array_less(np.abs(friction[:, :2] - urdf)[~shown],
+                                 0.05 * estimate.friction_std[:, :2][~shown])
+    corrected = rd.load_robot(text)
+    error = {name: np.sqrt(np.mean((tauv - ai.urdf_torques(model, qv, qdv, qddv)) ** 2, axis=0))
+             for name, model in (("urdf", ROBOT), ("corrected", corrected))}
+    assert np.all(error["corrected"] <= error["urdf"] + estimate.sigma), error

@@ -28,7 +28,9 @@ parameter known to σ_β ≪ s moves to the data; one the noise hides (a light w
 mass under sensors as noisy as a shoulder's) keeps the URDF's value instead of the noise's.
 Beyond the prior, a base parameter whose estimate is within SIGNIFICANT σ_β of the URDF's
 (the data do not show the URDF wrong there) is held at the URDF's, as firmly as if its σ_β
-were KEEP_WEIGHT times smaller: the corrected URDF changes only what the data show.
+were KEEP_WEIGHT times smaller, and so is each joint's viscous and Coulomb friction within
+SIGNIFICANT σ of the URDF's <dynamics damping friction> (friction_shown): the corrected
+URDF changes only what the data show, friction included.
 Solved by Clarabel (an interior-point solver for conic programs), on one thread with its QDLDL
 factorisation, so that the result is the same on every machine.
 """
@@ -107,6 +109,13 @@ def consistent_parameters(model, estimate):
     rows = T[:base.count][kept] * (KEEP_WEIGHT / estimate.beta_std[kept])[:, None]
     P += rows.T @ rows
     q -= rows.T @ (urdf_beta[kept] * KEEP_WEIGHT / estimate.beta_std[kept])
+    # so does a joint's friction the data do not show to differ from the URDF's
+    urdf_friction = np.column_stack((model.damping, model.friction))
+    for j, k in zip(*np.nonzero(~friction_shown(model, estimate))):
+        column = p_inertial + 3 * j + k
+        w = (KEEP_WEIGHT / estimate.friction_std[j, k]) ** 2
+        P[column, column] += w
+        q[column] -= w * urdf_friction[j, k]
     # constraints: s = b_c − A_c x in the cones
     M = _pseudo_inertia_map()
     rows_c, rhs, cones = [], [], []
@@ -137,6 +146,13 @@ def consistent_parameters(model, estimate):
         raise ValueError(f"the semidefinite program was not solved: {solution.status}")
     x = np.asarray(solution.x)
     return x[:p_inertial], x[p_inertial:].reshape(n, 3)
+
+
+def friction_shown(model, estimate):
+    """(n, 2) bool: whether the data show each joint's viscous and Coulomb friction to
+    differ from the URDF's <dynamics damping friction> (by more than SIGNIFICANT σ)."""
+    urdf = np.column_stack((model.damping, model.friction))
+    return np.abs(estimate.friction[:, :2] - urdf) >= SIGNIFICANT * estimate.friction_std[:, :2]
 
 
 def bodies(pi):
