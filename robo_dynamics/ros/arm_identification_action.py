@@ -23,13 +23,12 @@ from robo_dynamics_interfaces.action import IdentifyArm
 
 from ..backends import make_solver
 from ..control import arm_identification as ai
-from ..control.consistent_parameters import bodies, consistent_parameters
+from ..control.arm_fit import fit_recording
 from ..control.identification_session import MODEL_CHANGE_DELAY, interrupted_sentence
 from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, resolve
 from ..control.pose_recording import TimedRecording
-from ..control.state_derivatives import velocities_and_accelerations
 from ..control.trajectory import SetPoint
-from ..io.urdf_inertials import corrected_urdf
+from ..fit_process import run_in_process
 from ..model.loader import load_robot
 
 POLL = 0.05           # s between looks at the recording
@@ -132,7 +131,7 @@ class ArmIdentification:
                     run.interrupted, max(run.seen - run.windows[0][0], 0.0),
                     run.end - run.windows[0][0]), goal_handle.abort)
             try:
-                corrected = self._fit(run, model, base, goal, result, excitation, condition)
+                corrected = self._fit(run, model, goal, result, excitation, condition)
             except ValueError as exc:        # the arm has moved: not a refusal
                 return self._end(goal_handle, result, f"the fit failed after the motion: "
                                  f"{exc}", goal_handle.abort)
@@ -190,31 +189,24 @@ class ArmIdentification:
             wake.wait(POLL)
         return True
 
-    def _fit(self, run, model, base, goal, result, excitation, condition):
-        """Fill the result from the recording; the corrected model (a RobotModel)."""
+    def _fit(self, run, model, goal, result, excitation, condition):
+        """Fill the result from the recording (the fit in a process of its own: it never
+        holds this process's GIL, which the joint-state thread needs); the corrected model
+        (a RobotModel)."""
         t, q, qd, tau = run.arrays()
-        _, qdd = velocities_and_accelerations(t, q, qd)
-        if np.isnan(tau).any():
-            raise ValueError("the joint states carry no efforts for every joint")
-        held = t >= run.end - excitation.period            # the last period
-        estimate = ai.Rows(model, base, q[~held], qd[~held], qdd[~held]).fit(tau[~held])
-        pi, friction = consistent_parameters(model, estimate)
-        text = corrected_urdf(model.urdf_xml, model, bodies(pi), friction)
+        fit = run_in_process(fit_recording, model, t, q, qd, tau, run.end - excitation.period)
         if goal.output_urdf:
             with open(goal.output_urdf, "w", encoding="utf-8") as stream:
-                stream.write(text)
+                stream.write(fit["text"])
             result.corrected_urdf = goal.output_urdf
-        corrected = load_robot(text, base_link=model.base_link, tip_link=model.tip_link,
-                               gravity=model.gravity)
-        measured = tau[held]
-        for field, chain in (("urdf", model), ("identified", corrected)):
-            predicted = ai.urdf_torques(chain, q[held], qd[held], qdd[held])
-            setattr(result, f"{field}_error", ai.nrms(measured, predicted).tolist())
-            setattr(result, f"{field}_error_all", ai.pooled_nrms(measured, predicted))
-        result.base_parameters, result.identified = base.count, int(estimate.identified.sum())
-        result.condition_number, result.samples = float(condition), int((~held).sum())
+        for field in ("urdf", "identified"):
+            setattr(result, f"{field}_error", fit[f"{field}_error"].tolist())
+            setattr(result, f"{field}_error_all", fit[f"{field}_error_all"])
+        result.base_parameters, result.identified = fit["base_parameters"], fit["identified"]
+        result.condition_number, result.samples = float(condition), fit["samples"]
         result.joint_names = list(model.joint_names)
-        result.sigma = estimate.sigma.tolist()
-        result.viscous_friction = friction[:, 0].tolist()
-        result.coulomb_friction = friction[:, 1].tolist()
-        return corrected
+        result.sigma = fit["sigma"].tolist()
+        result.viscous_friction = fit["friction"][:, 0].tolist()
+        result.coulomb_friction = fit["friction"][:, 1].tolist()
+        return load_robot(fit["text"], base_link=model.base_link, tip_link=model.tip_link,
+                          gravity=model.gravity)

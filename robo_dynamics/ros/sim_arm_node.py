@@ -219,10 +219,16 @@ class SimArmNode(Node):
         elif self.awaiting:
             if now - self.published_at >= self.lockstep_timeout:
                 self.repeats += 1
-                self.get_logger().warning(
-                    f"lockstep: no command for the state at t = {self.arm.t:.3f} s after "
-                    f"{self.lockstep_timeout:g} s: published again ({self.repeats} so far)",
-                    throttle_duration_sec=THROTTLE)
+                if self.arm.command_time == -np.inf:    # no controller yet: it is starting
+                    self.get_logger().info(
+                        f"lockstep: waiting for the first command; the state at t = "
+                        f"{self.arm.t:.3f} s published again every {self.lockstep_timeout:g} s",
+                        throttle_duration_sec=THROTTLE)
+                else:
+                    self.get_logger().warning(
+                        f"lockstep: no command for the state at t = {self.arm.t:.3f} s after "
+                        f"{self.lockstep_timeout:g} s: published again ({self.repeats} so "
+                        "far)", throttle_duration_sec=THROTTLE)
                 self._lockstep_send(*self.last_out)
         elif self.arm.t + self.period <= self.horizon + 1e-9:
             if now - self.advanced_at >= self.min_wall_period:

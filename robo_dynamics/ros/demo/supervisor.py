@@ -1,6 +1,7 @@
 """The demo's processes and its supervisor: sim_arm and dynamics_node started per phase,
 a node that records what they publish and acts on the loop on a paused simulation."""
 
+import itertools
 import subprocess
 
 import numpy as np
@@ -8,6 +9,8 @@ import numpy as np
 from ..processes import node_command, spin_until
 from .scenario import (ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, IDENTIFY_ARM_KP, JOINT_DAMPING,
                        JOINT_FRICTION, LEAD_IN, Q0, TIP_STIFFNESS, desired)
+
+SUPERVISORS = itertools.count(1)     # the supervisors' node names: one each
 
 
 def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None):
@@ -115,7 +118,9 @@ class Supervisor:
         # its own clock is the wall clock's (deadlines only): the simulation's time is the
         # stamp of the latest state, and a /clock subscription would cost it a callback per
         # state, taken from the loop
-        node = self.node = rclpy.create_node("demo_supervisor")
+        # a name of its own: rcl's rosout keeps a node name's publisher registered until
+        # every node of that name is gone, and warns when a second one comes
+        node = self.node = rclpy.create_node(f"demo_supervisor_{next(SUPERVISORS)}")
         self.log = []          # (stamp [s], q, applied effort), one per simulated state
         self.answered = -1.0   # stamp [s] of the latest state the node answered
         self.contact, self.truth, self.events = [], [], []
