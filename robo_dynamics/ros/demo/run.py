@@ -45,7 +45,8 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
     sup = Supervisor(phase, robot, rate, lockstep, [])     # there first: found at once
     identified = outcome = None
     try:
-        sup.processes[:] = start_processes(urdf, phase, rate, engine, lockstep)
+        sup.processes[:] = start_processes(urdf, phase, rate, engine, lockstep,
+                                           hold_expected=phase.expect == "hold")
         if lockstep:
             sup.found()
         began = time.monotonic()

@@ -13,9 +13,11 @@ from .scenario import (ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, IDENTIFY_ARM_KP,
 SUPERVISORS = itertools.count(1)     # the supervisors' node names: one each
 
 
-def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None):
+def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_expected=False):
     """(sim_arm, dynamics_node) for `phase`, the node's model from `urdf`, sim_arm's from
-    plant_urdf (None: the same)."""
+    plant_urdf (None: the same). Both log warnings and errors, but for hold_expected (the
+    safe hold is the run's story: the supervisor prints its event and the verdict judges
+    it) dynamics_node logs fatal errors only."""
     common = ["--log-level", "warn"]
     sim = [*node_command("sim_arm_node", *common),
            "-p", f"robot_description_file:={plant_urdf or urdf}",
@@ -30,7 +32,8 @@ def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None):
         sim += ["-p", "lockstep:=true", "-p", "lockstep_supervised:=true",
                 "-p", "lockstep_max_speed:=0.0", "-p", "lockstep_timeout:=0.5"]
     payload = ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.payload_kg}"]
-    node = [*node_command("dynamics_node", *common), "-p", f"robot_description_file:={urdf}",
+    node = [*node_command("dynamics_node", "--log-level", "fatal" if hold_expected else "warn"),
+            "-p", f"robot_description_file:={urdf}",
             "-p", "marker_rate:=0.0", "-p", f"use_sim_time:={str(lockstep).lower()}"]
     if phase.payload_kg:
         sim += payload
