@@ -14,12 +14,13 @@ import sys
 import numpy as np
 
 import robo_dynamics as rd
+from robo_dynamics.control import follow_trajectory as ft
 from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
 from robo_dynamics.control.controller import HOLD, Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.settings import controller_settings
 from robo_dynamics.control.trajectory import SetPoint, Trajectory
-from robo_dynamics.ros.parameter_tables import DYNAMICS_NODE
+from robo_dynamics.ros.parameter_tables import DYNAMICS_NODE, JOINT_CONSTRAINTS
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
 from conftest import EXAMPLE_ROBOTS
@@ -127,6 +128,43 @@ def tracking(robot, q0):
     loop.run(2.0, each=lambda lp: errors.append(np.max(np.abs(motion.sample(lp.t)[0]
                                                               - lp.arm.q))))
     return {"error": float(np.max(errors)), "events": loop.kinds()}
+
+
+def follow_goal(robot, q0):
+    """A FollowJointTrajectory goal as MoveIt sends one (three points with velocities, joint
+    names reversed, every joint ±0.3 rad in 2 s), admitted and judged as the node's action
+    does (follow_trajectory.py) with the node's default tolerances. Figures: the goal's
+    result code and sentence, the largest |q_d − q| on the way [rad], the end's largest
+    |q − q_end| [rad]."""
+    loop = Loop(robot, q0)
+    loop.run(0.02)
+    n, names = robot.dof, list(robot.joint_names)
+    goal = np.clip(q0 + 0.3 * (-1.0) ** np.arange(n), robot.lower, robot.upper)
+    middle = 0.5 * (q0 + goal)
+    speed = 1.5 * (goal - q0) / 2.0                 # a cubic's speed at its middle
+    order = names[::-1]
+    index = [names.index(name) for name in order]
+    points = [(0.0, q0[index], np.zeros(n), (), ()), (1.0, middle[index], speed[index], (), ()),
+              (2.0, goal[index], np.zeros(n), (), ())]
+    defaults = node_defaults()
+    tolerances = ft.tolerances(names, np.full(n, JOINT_CONSTRAINTS["trajectory"][0]),
+                               np.full(n, JOINT_CONSTRAINTS["goal"][0]),
+                               defaults["constraints.goal_time"],
+                               stopped_velocity_tolerance=defaults[
+                                   "constraints.stopped_velocity_tolerance"])
+    state = loop.ctrl.desired_state(loop.t)
+    trajectory, efforts, first = ft.plan(names, order, points, 0.0, loop.t, state)
+    motion = ft.TrajectoryGoal(trajectory, efforts, first, tolerances, names)
+    event = loop.ctrl.desire(motion, loop.t)
+    assert event.kind == "tracking", event.message
+    errors = []
+    loop.run(3.5, each=lambda lp: errors.append(np.max(np.abs(motion.sample(lp.t)[0]
+                                                              - lp.arm.q))))
+    outcome = motion.outcome
+    return {"code": None if outcome is None else outcome.code,
+            "message": None if outcome is None else outcome.message,
+            "error": float(np.max(errors)), "end": float(np.max(np.abs(loop.arm.q - goal))),
+            "events": loop.kinds()}
 
 
 def push_for_collision(loop, link, direction):
@@ -246,6 +284,9 @@ def table(names=tuple(MATRIX_ARMS)):
         print(f"{name}: {robot.dof} joints, {np.sum(robot.mass):.2f} kg")
         print(f"  gravity drift {gravity_drift(robot, poses[0])['drift']:.2e} rad")
         print(f"  tracking error {tracking(robot, poses[0])['error']:.2e} rad")
+        goal = follow_goal(robot, poses[0])
+        print(f"  FollowJointTrajectory: code {goal['code']} ({goal['message']}), largest "
+              f"error {goal['error']:.2e} rad, at the end {goal['end']:.2e} rad")
         for k, q0 in enumerate(poses):
             knock, push = hold_after_knock(robot, q0), push_in_hold(robot, q0)
             print(f"  pose {k}: knock {knock['force']:.1f} N on {knock['link']}: time "

@@ -5,8 +5,10 @@ documented time constant 1/λ of the safe hold, the velocity bounds, K⁻¹F."""
 import numpy as np
 import pytest
 
-from arm_matrix import (MATRIX_ARMS, gravity_drift, hold_after_knock, impedance_push, load,
-                        node_defaults, push_in_hold, tracking, working_poses)
+from arm_matrix import (MATRIX_ARMS, follow_goal, gravity_drift, hold_after_knock,
+                        impedance_push, load, node_defaults, push_in_hold, tracking,
+                        working_poses)
+from robo_dynamics.control.follow_trajectory import SUCCESSFUL
 
 TIME_CONSTANT = 1.0 / node_defaults()["hold_decay_rate"]     # s: the documented one, 50 ms
 
@@ -28,6 +30,16 @@ def test_computed_torque_tracks_a_move_of_every_joint(arm):
     robot, poses = arm
     figures = tracking(robot, poses[0])
     assert figures["error"] < 1e-3, figures          # 0.07 to 0.37 mrad measured
+    assert "safe_hold" not in figures["events"]
+
+
+def test_a_follow_joint_trajectory_goal_succeeds_at_the_default_tolerances(arm):
+    """Three points as MoveIt sends them, any joint order: SUCCESSFUL, the arm within the
+    default goal tolerance (0.02 rad) of the last point, never near the path tolerance."""
+    robot, poses = arm
+    figures = follow_goal(robot, poses[0])
+    assert figures["code"] == SUCCESSFUL, figures
+    assert figures["end"] < 0.02 and figures["error"] < 0.01, figures
     assert "safe_hold" not in figures["events"]
 
 
