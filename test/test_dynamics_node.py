@@ -854,8 +854,9 @@ def test_velocity_fault_gives_the_safe_hold_on_the_same_joint_state(harness):
     qd[1] = 1.2 * ROBOT.velocity_limit[1]
     t += 0.002
     command = clock.state(t, Q, qd)                   # the joint state that shows the fault
-    D = 20.0 * np.diag(REF.mass_matrix(np.zeros(6)))  # the documented default hold damping
-    hold = np.clip(REF.gravity(Q) - D * qd, -ROBOT.effort_limit, ROBOT.effort_limit)
+    # the documented hold: M(q)(−λ q̇) + C(q, q̇) q̇ + g(q), λ = 20/s (Pinocchio's M, C, g)
+    hold = np.clip(REF.mass_matrix(Q) @ (-20.0 * qd) + REF.coriolis_matrix(Q, qd) @ qd
+                   + REF.gravity(Q), -ROBOT.effort_limit, ROBOT.effort_limit)
     expected = last + np.clip(hold - last, -2.0, 2.0)  # one 2 ms step at 1000 N m/s
     np.testing.assert_allclose(command, expected, rtol=0, atol=1e-9)
     assert harness.spin_until(lambda: any(e.kind == "safe_hold" for e in harness.inbox["events"]))

@@ -54,7 +54,7 @@ from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
 from .cycle_outputs import Rest
 from .limits import clamp_effort
-from .momentum_observer import (COLLISION, CONTACT, UNKNOWN, MomentumObserver,
+from .momentum_observer import (COLLISION, CONTACT, UNKNOWN, External, MomentumObserver,
                                collision_sentence, estimate)
 from .rate_limit import TorqueRateLimiter
 from .settings import hold_law, same_optional
@@ -309,8 +309,8 @@ class Controller:
         if (target is not None and COLLISION in external.levels
                 and UNKNOWN not in external.levels
                 and target.yields_to(self.solver, q, external.torque, s.collision_threshold)):
-            external = external._replace(levels=[CONTACT if level == COLLISION else level
-                                                 for level in external.levels])
+            external = External(external.torque, [CONTACT if level == COLLISION else level
+                                                  for level in external.levels])
         colliding = COLLISION in external.levels
         events = NO_EVENTS
         if colliding and not self.colliding:
