@@ -44,7 +44,8 @@ def main(argv=None):
                         help="fraction of the URDF effort limits allowed, (0, 1]")
     parser.add_argument("--sample-period", type=float, default=1e-3,
                         help="seconds between samples of a YAML trajectory")
-    parser.add_argument("--payload-link", default=None, help="link carrying a payload (default: none)")
+    parser.add_argument("--payload-link", default=None,
+                        help="link carrying a payload (default: none)")
     parser.add_argument("--payload-mass", type=float, default=0.0, help="kg")
     parser.add_argument("--payload-com", type=float, nargs=3, default=(0.0, 0.0, 0.0),
                         metavar=("X", "Y", "Z"), help="m, in the payload link's frame")
@@ -52,7 +53,8 @@ def main(argv=None):
                         metavar=("IXX", "IXY", "IXZ", "IYY", "IYZ", "IZZ"),
                         help="kg m², about the centre of mass, link axes")
     add_bag_options(parser)
-    parser.add_argument("--plot", default=None, help="write a PNG of the torques and limits (default: none)")
+    parser.add_argument("--plot", default=None,
+                        help="write a PNG of the torques and limits (default: none)")
     parser.add_argument("--backend", default="rnea", help="rnea or pinocchio")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)

@@ -37,15 +37,15 @@ def add_bag_options(parser):
 
 def description(args, bag=None):
     """(URDF path or text for load_robot, where it came from): --urdf, else the last
-    /robot_description recorded in `bag` (a path, None: no bag); ValueError saying what to give when
-    neither has one."""
+    /robot_description recorded in `bag` (a path, None: no bag); ValueError saying what to
+    give when neither has one."""
     if args.urdf is not None:
         return args.urdf, args.urdf
     if bag is not None:
         text = robot_description(bag)
         if text is not None:
             return text, f"/robot_description of {bag}"
-        raise ValueError(f"no --urdf, and {bag} recorded no /robot_description: give the arm's URDF "
-                         f"with --urdf (or record /robot_description with the joint states)")
+        raise ValueError(f"no --urdf, and {bag} recorded no {TOPIC}: give the arm's URDF "
+                         f"with --urdf (or record {TOPIC} with the joint states)")
     raise ValueError("no --urdf: give the arm's URDF with --urdf (a trajectory file does not "
                      "say which arm it is for)")

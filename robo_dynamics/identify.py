@@ -25,10 +25,9 @@ from . import load_robot
 from .blas_threads import single_threaded_blas
 from .cli_options import HelpFormatter, add_bag_options, add_chain_options, description
 from .control import arm_identification as ai
-from .control.consistent_parameters import bodies, consistent_parameters, friction_shown
+from .control.arm_fit import fit_and_check
 from .errors import RoboDynamicsError
 from .io import joint_state_bag
-from .io.urdf_inertials import corrected_urdf
 
 HELD_OUT = 0.25       # the share of BAG left out of the fit when no --validate is given
 
@@ -38,14 +37,16 @@ def main(argv=None):
                                      formatter_class=HelpFormatter,
                                      epilog="exit status: 0 done, 2 bad input")
     parser.add_argument("bag", help="the recording to fit (.mcap file or rosbag2 directory)")
-    parser.add_argument("--validate", default=None, help="a recording to validate on (default: the last 25 %% of BAG)")
+    parser.add_argument("--validate", default=None,
+                        help="a recording to validate on (default: the last 25 %% of BAG)")
     add_chain_options(parser)
     add_bag_options(parser)
-    parser.add_argument("--min-speed", type=float, default=0.02,
+    parser.add_argument("--min-speed", type=float, default=ai.MIN_SPEED,
                         help="rad/s below which a joint's rows are left out (dry friction)")
     parser.add_argument("--output", default=None,
                         help="the corrected URDF (default: NAME_identified.urdf here)")
-    parser.add_argument("--plot", default=None, help="write a PNG of measured vs predicted (default: none)")
+    parser.add_argument("--plot", default=None,
+                        help="write a PNG of measured vs predicted (default: none)")
     args = parser.parse_args(argv)
     single_threaded_blas()
     try:
@@ -78,24 +79,19 @@ def run(args):
     else:
         fit, held = (q, qd, qdd, tau), states(args.validate, robot, args)
         source = args.validate
-    base = ai.BaseParameters(robot)
-    estimate = ai.Rows(robot, base, *fit[:3], args.min_speed).fit(fit[3])
-    pi, friction = consistent_parameters(robot, estimate)
-    text = corrected_urdf(robot.urdf_xml, robot, bodies(pi), friction)
+    done = fit_and_check(robot, fit, held, args.min_speed)
     output = args.output or f"{robot.name}_identified.urdf"
     with open(output, "w", encoding="utf-8") as stream:
-        stream.write(text)
-    corrected = load_robot(text, base_link=args.base, tip_link=args.tip)
-    predicted = {"URDF": ai.urdf_torques(robot, *held[:3]),
-                 "identified": ai.urdf_torques(corrected, *held[:3])}
+        stream.write(done["text"])
+    predicted = done["predicted"]
     print(f"robot '{robot.name}' ({origin}): {len(fit[0])} states fitted from {args.bag}, "
           f"validated on {len(held[0])} of {source}")
-    print(f"base parameters: {base.count} of {10 * robot.dof}, "
-          f"{int(estimate.identified.sum())} identified (σ ≤ "
+    print(f"base parameters: {done['base_parameters']} of {10 * robot.dof}, "
+          f"{done['identified']} identified (σ ≤ "
           f"{ai.IDENTIFIED_SHARE:.0%} of the value); residual σ per joint "
-          f"{np.round(estimate.sigma, 3).tolist()} N·m")
-    print(report(robot.joint_names, held[3], predicted, friction))
-    print(friction_sentence(robot.joint_names, friction_shown(robot, estimate)))
+          f"{np.round(done['sigma'], 3).tolist()} N·m")
+    print(report(robot.joint_names, held[3], predicted, done["friction"]))
+    print(friction_sentence(robot.joint_names, done["shown"]))
     print(f"corrected URDF: {os.path.abspath(output)}")
     if args.plot:
         plot(args.plot, robot.joint_names, held[3], predicted)
@@ -123,7 +119,8 @@ def report(names, tau, predicted, friction):
 
 def friction_sentence(names, shown):
     """Which friction terms the data show (written from the fit) and which keep the URDF's."""
-    kept = [f"{name} ({', '.join(kind for kind, k in (('viscous', 0), ('Coulomb', 1)) if not row[k])})"
+    kinds = ("viscous", "Coulomb")
+    kept = [f"{name} ({', '.join(kind for kind, seen in zip(kinds, row) if not seen)})"
             for name, row in zip(names, shown) if not row.all()]
     return ("friction: every joint's shown by the data (beyond 2 σ of the URDF's)" if not kept
             else "friction kept at the URDF's where the data do not show it differ by 2 σ: "

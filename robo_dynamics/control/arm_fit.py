@@ -1,6 +1,7 @@
-"""One recording of an arm identification fitted, as one call that a process of its own can
-run (fit_process.py): the estimate, the physically consistent parameters, the corrected URDF
-and how each model predicts the held-out period. No ROS here.
+"""An arm identification fitted and checked, as one call that a process of its own can run
+(fit_process.py): the estimate, the physically consistent parameters, the corrected URDF
+and each model's prediction of held-out states. No ROS here. Used by ~/identify_arm and
+dynamics_identify.
 
 Its arguments and result are plain (a RobotModel, arrays, a dict), so that it crosses a
 process boundary; what it computes is arm_identification.py's and consistent_parameters.py's.
@@ -14,28 +15,31 @@ from .state_derivatives import velocities_and_accelerations
 from ..io.urdf_inertials import corrected_urdf
 from ..model.loader import load_robot
 
-
-def fit_recording(model, t, q, qd, tau, held_from):
-    """The fit of the states before `held_from` [s] (t (N,) [s]; q, q̇, τ_m (N, n), model
-    order) and its check on the states from then on. Returns a dict: text (the corrected
-    URDF), friction (n, 3), shown (n, 2) bool (friction_shown), base_parameters,
-    identified, samples, sigma (n,), urdf_error / identified_error (n,) and their _all
-    (pooled), relative RMS on the held-out states. ValueError without efforts."""
-    if np.isnan(tau).any():
-        raise ValueError("the joint states carry no efforts for every joint")
-    _, qdd = velocities_and_accelerations(t, q, qd)
-    held = t >= held_from
+def fit_and_check(model, fit, held, min_speed=ai.MIN_SPEED):
+    """Fit `model`'s chain to the states `fit` and predict the states `held`, each (q, q̇,
+    q̈, τ_m) (N, n) in model order. Returns a dict: text (the corrected URDF), friction
+    (n, 3), shown (n, 2) bool (friction_shown), base_parameters, identified, samples (fit
+    states), sigma (n,) [N·m], predicted {"URDF": (M, n), "identified": (M, n)} [N·m]."""
     base = ai.BaseParameters(model)
-    estimate = ai.Rows(model, base, q[~held], qd[~held], qdd[~held]).fit(tau[~held])
+    estimate = ai.Rows(model, base, *fit[:3], min_speed).fit(fit[3])
     pi, friction = consistent_parameters(model, estimate)
     text = corrected_urdf(model.urdf_xml, model, bodies(pi), friction)
     corrected = load_robot(text, base_link=model.base_link, tip_link=model.tip_link,
                            gravity=model.gravity)
-    out = {"text": text, "friction": friction, "shown": friction_shown(model, estimate),
-           "base_parameters": base.count, "identified": int(estimate.identified.sum()),
-           "samples": int((~held).sum()), "sigma": estimate.sigma}
-    for field, chain in (("urdf", model), ("identified", corrected)):
-        predicted = ai.urdf_torques(chain, q[held], qd[held], qdd[held])
-        out[f"{field}_error"] = ai.nrms(tau[held], predicted)
-        out[f"{field}_error_all"] = ai.pooled_nrms(tau[held], predicted)
-    return out
+    return {"text": text, "friction": friction, "shown": friction_shown(model, estimate),
+            "base_parameters": base.count, "identified": int(estimate.identified.sum()),
+            "samples": len(fit[0]), "sigma": estimate.sigma,
+            "predicted": {"URDF": ai.urdf_torques(model, *held[:3]),
+                          "identified": ai.urdf_torques(corrected, *held[:3])}}
+
+
+def fit_recording(model, t, q, qd, tau, held_from):
+    """fit_and_check of one recording (t (N,) [s]; q, q̇, τ_m (N, n)): q̈ from q̇, the states
+    before `held_from` [s] fitted, the rest held out. ValueError without efforts."""
+    if np.isnan(tau).any():
+        raise ValueError("the joint states carry no efforts for every joint")
+    _, qdd = velocities_and_accelerations(t, q, qd)
+    held = t >= held_from
+    states = (q, qd, qdd, tau)
+    return fit_and_check(model, tuple(x[~held] for x in states),
+                         tuple(x[held] for x in states))

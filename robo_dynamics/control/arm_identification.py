@@ -37,6 +37,7 @@ from .trajectory import Motion
 FRICTION_TERMS = ("viscous", "coulomb", "offset")
 RANK_TOLERANCE = 1e-8        # |R_ii| below this × the largest: a dependent column
 IDENTIFIED_SHARE = 0.1       # a base parameter with σ ≤ 10 % of its value is identified
+MIN_SPEED = 0.02             # rad/s: a joint slower than this gives no row (Rows)
 
 
 # -- base parameters ---------------------------------------------------------------------------
@@ -200,7 +201,7 @@ class ArmEstimate:
         return W @ np.concatenate((self.beta, self.friction.ravel()))
 
 
-def identify_arm(model, base, q, qd, qdd, tau, min_speed=0.02):
+def identify_arm(model, base, q, qd, qdd, tau, min_speed=MIN_SPEED):
     """ArmEstimate from N recorded states (q, qd, qdd, (N, n) each, model order) and the
     torques τ (N, n) [N·m or N] that the drives applied (see Rows for min_speed)."""
     rows = Rows(model, base, q, qd, qdd, min_speed)
@@ -212,7 +213,7 @@ class Rows:
     and the friction columns. A joint's row is left out while that joint is slower than
     `min_speed` [rad/s] (its dry friction is then anything up to f_c, not f_c sgn(q̇))."""
 
-    def __init__(self, model, base, q, qd, qdd, min_speed=0.02):
+    def __init__(self, model, base, q, qd, qdd, min_speed=MIN_SPEED):
         N, n = q.shape
         W = np.concatenate((base.regressor(model, q, qd, qdd), friction_regressor(qd)),
                            axis=2)

@@ -11,8 +11,8 @@ keep_direction, the change is scaled as a whole, τ_k = τ_k−1 + s (τ* − τ
 largest s ≤ 1 that keeps every joint within its rate: the command moves to the target
 along a straight line and keeps the direction the law asked for (the controller asks for
 it in the Cartesian modes: the wrench Jᵀ F keeps its direction at the tip, where clipping
-each joint would turn it). Δt is capped because the arm's effort controller holds the previous command
-during a gap: a long gap must not license a large jump. A clock that goes backwards gives
+each joint would turn it). Δt is capped because the arm's effort controller holds the
+previous command during a gap: a long gap must not license a large jump. A clock that goes backwards gives
 Δt = 0 (the command holds for that cycle). The same limit as libfranka's `limitRate` on
 commanded torques (`kMaxTorqueRate`), here with the measured period instead of a fixed 1 ms.
 """

@@ -195,13 +195,16 @@ class ArmIdentification:
         (a RobotModel)."""
         t, q, qd, tau = run.arrays()
         fit = run_in_process(fit_recording, model, t, q, qd, tau, run.end - excitation.period)
+        # the held-out states are those fit_recording held out: from the last period on
         if goal.output_urdf:
             with open(goal.output_urdf, "w", encoding="utf-8") as stream:
                 stream.write(fit["text"])
             result.corrected_urdf = goal.output_urdf
-        for field in ("urdf", "identified"):
-            setattr(result, f"{field}_error", fit[f"{field}_error"].tolist())
-            setattr(result, f"{field}_error_all", fit[f"{field}_error_all"])
+        measured = tau[t >= run.end - excitation.period]
+        for field, name in (("urdf", "URDF"), ("identified", "identified")):
+            predicted = fit["predicted"][name]
+            setattr(result, f"{field}_error", ai.nrms(measured, predicted).tolist())
+            setattr(result, f"{field}_error_all", ai.pooled_nrms(measured, predicted))
         result.base_parameters, result.identified = fit["base_parameters"], fit["identified"]
         result.condition_number, result.samples = float(condition), fit["samples"]
         result.joint_names = list(model.joint_names)
