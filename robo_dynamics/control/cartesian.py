@@ -36,6 +36,7 @@ import numpy as np
 from ..algorithms import small_linalg
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
+from .momentum_observer import COLLISION, UNKNOWN, as_contact
 from .trajectory import Motion
 
 CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE = "cartesian_impedance", "operational_space"
@@ -207,6 +208,15 @@ class CartesianTarget(Motion):
         balanced = np.linalg.norm(self.K @ e - F) <= 1e-6 * max(np.linalg.norm(F), 1e-9)
         return bool(balanced and np.linalg.norm(e[:3]) <= self.max_position_error
                     and np.linalg.norm(e[3:]) <= self.max_orientation_error)
+
+    def judged(self, solver, q, external, collision_threshold):
+        """The observer's estimate (momentum_observer.External) as this mode judges it: its
+        collisions are contacts when every joint has an estimate and the push is one the
+        mode yields to (yields_to)."""
+        if (COLLISION in external.levels and UNKNOWN not in external.levels
+                and self.yields_to(solver, q, external.torque, collision_threshold)):
+            return as_contact(external)
+        return external
 
     def sample(self, now):
         raise TypeError("a Cartesian target has no joint-space sample")

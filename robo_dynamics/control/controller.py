@@ -12,8 +12,7 @@ Each joint state gives at most one command (model joint order, N·m or N):
               decays as e^(−λt) (settings.hold_law)               desired motion is admitted
 
 The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
-of source (mode, target, payload, gains, resuming) is a ramp, in the Cartesian modes along
-a straight line (the wrench keeps its direction). With
+of source (mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
 hardware_compensates_gravity the command sent is that minus g(q). A ramp starts where the
 arm's torque is: the measured effort when the joint states carry it, else the last command
 (zero before the first). The envelope around the law:
@@ -34,8 +33,7 @@ arm's torque is: the measured effort when the joint states carry it, else the la
   measured efforts give τ_ext per joint and its contact level; a collision (|τ_ext| beyond
   the collision threshold) with collision_reaction 'hold' abandons any motion for the hold,
   latched until a new desired motion or reset_observer(); in a Cartesian mode a push the
-  mode yields to (a tip wrench its spring balances within the clipped error,
-  CartesianTarget.yields_to) is a contact, not a collision;
+  mode yields to (CartesianTarget.yields_to) is a contact, not a collision;
 - a hold that does not hold: a joint still beyond the velocity bound hold_timeout after the
   hold began (a model error the damping cannot stop, e.g. a wrong payload) stops the
   command stream, so that the arm's own watchdog brakes it (as stale input does); latched
@@ -54,8 +52,8 @@ from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
 from .cycle_outputs import Rest
 from .limits import clamp_effort
-from .momentum_observer import (COLLISION, CONTACT, UNKNOWN, External, MomentumObserver,
-                               collision_sentence, estimate)
+from .momentum_observer import (COLLISION, MomentumObserver, collision_sentence, estimate,
+                               push_or_model_error)
 from .rate_limit import TorqueRateLimiter
 from .settings import hold_law, same_optional
 from .trajectory import SetPoint
@@ -285,10 +283,9 @@ class Controller:
                 if fault is not None:
                     return Cycle(None, None, None, events + (self._halt(fault, external),),
                                  external)
-            target = hold_law(solver, q, qd, s, self.period)
+            target = hold_law(solver, q, qd, g, s, self.period)
         target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
-        command, limited = self.limiter.limit(   # a Cartesian command keeps its direction
-            target, now, keep_direction=self.mode not in (GRAVITY, TRACKING, HOLD))
+        command, limited = self.limiter.limit(target, now, self.cartesian_target() is not None)
         counts = self.counts
         counts["commands"] += 1
         counts["clamped"] += clamped
@@ -305,12 +302,8 @@ class Controller:
         s = self.settings
         external = estimate(self.observer, self.solver, q, qd, g, friction, t,
                             self.measured_torque(), s.stale_timeout, self.thresholds)
-        target = self.cartesian_target()
-        if (target is not None and COLLISION in external.levels
-                and UNKNOWN not in external.levels
-                and target.yields_to(self.solver, q, external.torque, s.collision_threshold)):
-            external = External(external.torque, [CONTACT if level == COLLISION else level
-                                                  for level in external.levels])
+        if self.cartesian_target() is not None:     # a push the mode yields to: a contact
+            external = self.motion.judged(self.solver, q, external, s.collision_threshold)
         colliding = COLLISION in external.levels
         events = NO_EVENTS
         if colliding and not self.colliding:
@@ -397,17 +390,9 @@ class Controller:
         return self._event(WARN, "held_here", f"{reason}: holding the arm where it is")
 
     def _halt(self, fault, external):
-        """The hold did not stop the arm: stop the command stream (latched). The sentence says
-        what drove it: an external force the observer sees now, else a model error."""
+        """The hold did not stop the arm: stop the command stream (latched), saying why."""
         s = self.settings
-        if external is not None and COLLISION in external.levels:
-            cause = ("an external force keeps pushing the arm: "
-                     + collision_sentence(external, self.names, s.collision_threshold))
-        elif external is not None:
-            cause = ("no external force beyond the collision thresholds: a model error, e.g. "
-                     "a wrong payload or friction?")
-        else:
-            cause = "a model error, e.g. a wrong payload, or an external force (no observer)?"
+        cause = push_or_model_error(external, self.names, s.collision_threshold)
         self.halted = (f"{fault} {s.hold_timeout:g} s into the hold (the hold cannot stop "
                        f"it; {cause})")
         self.running = False

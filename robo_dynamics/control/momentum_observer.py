@@ -144,3 +144,23 @@ def collision_sentence(external, names, collision_threshold):
     what = ", ".join(f"'{names[i]}' {r[i]:+.3g} (threshold {collision_threshold[i]:.3g})"
                      for i, level in enumerate(external.levels) if level == COLLISION)
     return f"collision: external torque at {what} N·m"
+
+
+def as_contact(external):
+    """The same estimate with its collisions counted as contacts (a push a Cartesian mode
+    yields to: cartesian.CartesianTarget.yields_to)."""
+    return External(external.torque, [CONTACT if level == COLLISION else level
+                                      for level in external.levels])
+
+
+def push_or_model_error(external, names, collision_threshold):
+    """What keeps an arm moving in the safe hold, as far as the observer can tell: an
+    external force (joints at COLLISION now), else a model error; `external` None: no
+    observer, either."""
+    if external is None:
+        return "a model error, e.g. a wrong payload, or an external force (no observer)?"
+    if COLLISION in external.levels:
+        return ("an external force keeps pushing the arm: "
+                + collision_sentence(external, names, collision_threshold))
+    return ("no external force beyond the collision thresholds: a model error, e.g. a wrong "
+            "payload or friction?")

@@ -77,9 +77,9 @@ def per_joint(values, dof, name):
     return values
 
 
-def hold_law(solver, q, qd, settings, period):
+def hold_law(solver, q, qd, g, settings, period):
     """The safe hold's torque at (q, q̇) [N·m or N], model order, without friction (it helps
-    stop the arm).
+    stop the arm); g: g(q), already computed.
 
     Unless hold_damping is given: computed torque to a velocity that decays at λ =
     hold_decay_rate, τ = M(q) (−λ q̇) + C(q, q̇) q̇ + g(q) (one Newton–Euler recursion), so
@@ -89,7 +89,7 @@ def hold_law(solver, q, qd, settings, period):
     q̇ ← (1 − λΔt) q̇: λ is capped at 1/Δt (the fastest decay a sampled loop gives without
     overshoot; unstable beyond 2/Δt). With hold_damping D (n,): g(q) − D q̇."""
     if settings.hold_damping is not None:
-        return solver.unchecked.gravity(q) - settings.hold_damping * qd
+        return g - settings.hold_damping * qd
     rate = settings.hold_decay_rate
     if period is not None and rate * period > 1.0:
         rate = 1.0 / period
