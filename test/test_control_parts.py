@@ -38,9 +38,12 @@ def test_settings_take_the_urdf_friction_and_half_the_effort_limits():
     np.testing.assert_array_equal(settings.effort_bound, 0.5 * model.effort_limit)
     np.testing.assert_array_equal(settings.kp, np.full(7, 100.0))
     assert np.all(settings.contact_threshold < settings.collision_threshold)
+    # without compensation the friction model stays: the observer subtracts it
     own = controller_settings({**VALUES, "viscous_friction": [1.0],
                                "friction_compensation": False}, model)
-    assert own.viscous is None and own.coulomb is None
+    assert not own.friction_compensation
+    np.testing.assert_array_equal(own.viscous, np.ones(7))
+    np.testing.assert_array_equal(own.coulomb, np.ones(7))
 
 
 def _rest_at(model, q, tau_ext=None, **values):

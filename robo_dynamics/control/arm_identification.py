@@ -38,6 +38,9 @@ FRICTION_TERMS = ("viscous", "coulomb", "offset")
 RANK_TOLERANCE = 1e-8        # |R_ii| below this × the largest: a dependent column
 IDENTIFIED_SHARE = 0.1       # a base parameter with σ ≤ 10 % of its value is identified
 MIN_SPEED = 0.02             # rad/s: a joint slower than this gives no row (Rows)
+MARGIN = 0.1                 # rad from each joint limit an excitation keeps, twice over
+EFFORT_SHARE = 0.8           # of the effort bounds an excitation may ask, by the URDF
+CANDIDATES = 40              # random excitations tried
 
 
 # -- base parameters ---------------------------------------------------------------------------
@@ -48,8 +51,10 @@ class BaseParameters:
     def __init__(self, model, states=400, seed=0):
         rng = np.random.default_rng(seed)
         n = model.dof
-        lower = np.where(model.upper > model.lower, model.lower, -np.pi)
-        upper = np.where(model.upper > model.lower, model.upper, np.pi)
+        limited = np.isfinite(model.lower) & np.isfinite(model.upper) & (
+            model.upper > model.lower)               # continuous joints: one turn
+        lower = np.where(limited, model.lower, -np.pi)
+        upper = np.where(limited, model.upper, np.pi)
         q = rng.uniform(lower, upper, (states, n))
         qd, qdd = rng.uniform(-2.0, 2.0, (2, states, n))
         W = regressor_batch(model, q, qd, qdd).reshape(states * n, 10 * n)
@@ -146,19 +151,31 @@ def excitation_fault(excitation, model, solver, margin, velocity_bound, accelera
 def design_excitation(model, solver, base, q0, period, harmonics, margin, velocity_bound,
                       acceleration_bound, effort_bound, candidates=60, seed=0):
     """(Excitation, condition number of its base regressor with friction): the best of
-    `candidates` random Fourier series around q0 (module docstring) that stay in bounds.
-    ValueError when none does."""
+    `candidates` random Fourier series around q0 (module docstring) that stay in bounds,
+    each joint's series scaled to 80 % of its velocity bound or to the room its limits'
+    margin leaves, whichever is less. ValueError when none does."""
     rng = np.random.default_rng(seed)
     n, omega = model.dof, 2.0 * np.pi / period
     l = np.arange(1, harmonics + 1)
     t = np.linspace(0.0, period, 200, endpoint=False)
-    best, best_condition, scale = None, np.inf, 1.0
+    best, best_condition = None, np.inf
+    limited = model.upper > model.lower
+    room_above = np.where(limited, model.upper - margin - q0, np.inf)     # [rad or m]
+    room_below = np.where(limited, q0 - model.lower - margin, np.inf)
+    inside = np.minimum(room_above, room_below) > 0.0
+    if not inside.all():
+        names = [model.joint_names[j] for j in np.flatnonzero(~inside)]
+        raise ValueError(f"{names} start within {margin:g} of a limit: move the arm further "
+                         "in first")
     for k in range(candidates):
         a, b = rng.normal(size=(2, n, harmonics)) / l
         a -= a.mean(axis=1, keepdims=True)                    # Σ a_l = 0: q̇(0) = 0
         b -= np.outer(b @ l, l) / (l @ l)                     # Σ l b_l = 0: q̈(0) = 0
-        peak = np.abs(Excitation(q0, a, b, omega).at(t)[1]).max(axis=0)
-        a, b = (x * (0.8 * velocity_bound / peak)[:, None] for x in (a, b))
+        q, qd, _ = Excitation(q0, a, b, omega).at(t)
+        fit = np.minimum.reduce([0.8 * velocity_bound / np.abs(qd).max(axis=0),
+                                 room_above / np.maximum((q - q0).max(axis=0), 1e-12),
+                                 room_below / np.maximum((q0 - q).max(axis=0), 1e-12)])
+        a, b = (x * fit[:, None] for x in (a, b))             # each joint within its room
         for shrink in (1.0, 0.7, 0.5, 0.35, 0.25):
             candidate = Excitation(q0, shrink * a, shrink * b, omega)
             if excitation_fault(candidate, model, solver, margin, velocity_bound,
@@ -176,6 +193,17 @@ def design_excitation(model, solver, base, q0, period, harmonics, margin, veloci
         raise ValueError("no excitation within the bounds: widen the margin or the bounds, "
                          "or start further from the joint limits")
     return best, best_condition
+
+
+def excitation_for(model, solver, base, q0, settings, period=10.0, harmonics=5,
+                   velocity_share=0.5, max_acceleration=10.0):
+    """design_excitation as ~/identify_arm plans it from rest at q0 under the controller's
+    `settings` (ControllerSettings): 2 MARGIN from the limits, velocity_share of the
+    velocity bound, |q̈| ≤ max_acceleration [rad/s²], EFFORT_SHARE of the effort bound."""
+    return design_excitation(
+        model, solver, base, q0, period, harmonics, 2.0 * MARGIN,
+        velocity_share * settings.velocity_bound, np.full(model.dof, max_acceleration),
+        EFFORT_SHARE * settings.effort_bound, candidates=CANDIDATES)
 
 
 # -- estimate -------------------------------------------------------------------------------------

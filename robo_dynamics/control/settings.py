@@ -24,8 +24,9 @@ class Settings:
     brings every joint's velocity down as e^(−λt) (hold_law). hold_damping D [N·m·s/rad]
     (None: the model's law; given: g − D q̇ instead).
     stale_timeout [s]. hold_timeout [s]: how long the hold may take to bring every joint
-    below the velocity bound before the stream stops. viscous, coulomb: friction
-    compensation (None: off); the observer uses the same friction model.
+    below the velocity bound before the stream stops. viscous, coulomb: the joints'
+    friction model (None: none), always in the observer (the drives' torque includes it);
+    friction_compensation: also added to the commands.
     observer_gain K_O [1/s] (None: no external-torque estimate). contact_threshold,
     collision_threshold [N·m or N]: per-joint levels of |τ_ext|. collision_reaction: 'none'
     or 'hold'. torque_constants [N·m/A] (None: JointState.effort is the joint torque; else
@@ -46,6 +47,7 @@ class Settings:
     hold_timeout: float = 0.5
     viscous: np.ndarray = None
     coulomb: np.ndarray = None
+    friction_compensation: bool = False
     observer_gain: np.ndarray = None
     contact_threshold: np.ndarray = None
     collision_threshold: np.ndarray = None
@@ -110,7 +112,6 @@ def controller_settings(values, model):
     def joint_values(name):
         given = per_joint(values[name], n, name)
         return None if given is None else np.array(given, dtype=float)
-    friction = values["friction_compensation"]
     viscous, coulomb = joint_values("viscous_friction"), joint_values("coulomb_friction")
     hold = joint_values("hold_damping")
     gain = joint_values("observer_gain")
@@ -125,8 +126,9 @@ def controller_settings(values, model):
         velocity_bound=velocity_bounds(model.velocity_limit, values["velocity_limit_scale"]),
         hold_damping=hold, hold_decay_rate=values["hold_decay_rate"],
         stale_timeout=values["stale_timeout"], hold_timeout=values["hold_timeout"],
-        viscous=(viscous if viscous is not None else model.damping) if friction else None,
-        coulomb=(coulomb if coulomb is not None else model.friction) if friction else None,
+        viscous=viscous if viscous is not None else model.damping,
+        coulomb=coulomb if coulomb is not None else model.friction,
+        friction_compensation=bool(values["friction_compensation"]),
         observer_gain=gain if gain.any() else None,
         contact_threshold=contact, collision_threshold=collision,
         collision_reaction=values["collision_reaction"],

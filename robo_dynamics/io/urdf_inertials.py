@@ -9,7 +9,9 @@ import numpy as np
 
 def corrected_urdf(urdf_xml, model, bodies, friction):
     """The URDF text `urdf_xml` with each chain body's <inertial> replaced and each chain
-    joint's <dynamics damping friction> set.
+    joint's <dynamics damping friction> set. A body is its link and every link lumped into
+    it (model.body_members: a flange, a hand and its fingers): the body link carries the
+    whole body's inertial and the other members lose theirs (they would count twice).
 
     model: the RobotModel of the chain (no mimic joints, no payloads); bodies: per body
     (mass [kg], com (3,) [m], inertia (3, 3) [kg·m²] about the centre of mass), in the
@@ -21,6 +23,11 @@ def corrected_urdf(urdf_xml, model, bodies, friction):
     root = ET.fromstring(urdf_xml, parser=parser)
     links = {link.get("name"): link for link in root.iter("link")}
     joints = {joint.get("name"): joint for joint in root.iter("joint")}
+    for members in model.body_members:
+        for member in members[1:]:
+            old = links[member].find("inertial")
+            if old is not None:
+                links[member].remove(old)
     for name, (mass, com, inertia) in zip(model.body_links, bodies):
         link = links[name]
         old = link.find("inertial")

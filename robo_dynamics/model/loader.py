@@ -63,6 +63,7 @@ def load_robot(source, base_link=None, tip_link=None, gravity=STANDARD_GRAVITY,
     notes = list(coupling.notes)
     columns = {key: [] for key in (
         "origin_rotation", "origin_translation", "axis", "mass", "com", "inertia")}
+    members = []
     T_prev = np.eye(4)  # body i−1 (or base) → current link, through fixed joints on the path
     for joint in path:
         T_origin = _origin(joint.origin)
@@ -77,6 +78,7 @@ def load_robot(source, base_link=None, tip_link=None, gravity=STANDARD_GRAVITY,
         for link, _ in rigid:
             notes += _check_inertial(tree.links[link], strict)
         mass, com, inertia = _lump(rigid, tree.links)
+        members.append(tuple(link for link, _ in rigid))
         columns["mass"].append(mass)
         columns["com"].append(com)
         columns["inertia"].append(inertia)
@@ -103,6 +105,7 @@ def load_robot(source, base_link=None, tip_link=None, gravity=STANDARD_GRAVITY,
         tip_translation=T_prev[:3, 3],
         gravity=g,
         locked_joints=locked,
+        body_members=tuple(members),
         warnings=tuple(notes),
         urdf_xml=dynamics_xml,
         **{key: np.array(value, dtype=float) for key, value in columns.items()},

@@ -67,6 +67,8 @@ class RobotModel:
       axis (n_b, 3): joint axis, unit, joint frame. is_prismatic (n_b,) bool.
       mass (n_b,) [kg], com (n_b, 3) [m, body frame], inertia (n_b, 3, 3) [kg·m², about the
       COM, body axes]: lumped inertial parameters of each body.
+      body_members: per body, the links lumped into it (its link first, then those fixed to
+      it or below the chain, taken at q = 0).
       coupling (n_b, n), coupling_offset (n_b,): q_body = coupling @ q + coupling_offset.
     Per coordinate (the independent joints, `joint_names`, `joint_types`):
       lower, upper [rad or m], velocity_limit [rad/s or m/s], effort_limit [N·m or N]: the
@@ -106,6 +108,7 @@ class RobotModel:
     coupling: np.ndarray = None    # default: identity
     coupling_offset: np.ndarray = None   # default: zeros
     locked_joints: tuple = ()
+    body_members: tuple = ()       # default: each body its own link
     payloads: tuple = ()
     warnings: tuple = ()
     urdf_xml: str = dataclasses.field(default="", repr=False)
@@ -113,7 +116,8 @@ class RobotModel:
     def __post_init__(self):
         n, n_b = len(self.joint_names), len(self.body_links)
         defaults = {"body_joints": self.joint_names, "body_types": self.joint_types,
-                    "coupling": np.eye(n_b, n), "coupling_offset": np.zeros(n_b)}
+                    "coupling": np.eye(n_b, n), "coupling_offset": np.zeros(n_b),
+                    "body_members": tuple((link,) for link in self.body_links)}
         for name, default in defaults.items():
             value = getattr(self, name)
             if value is None or (isinstance(value, tuple) and not value):

@@ -33,9 +33,6 @@ from ..model.loader import load_robot
 
 POLL = 0.05           # s between looks at the recording
 LATE = 1.0            # s of node time after which a state not yet recorded is not awaited
-MARGIN = 0.1          # rad from each joint limit, kept however the hold leaves the start
-EFFORT_SHARE = 0.8    # of the node's effort bounds, by the URDF's model
-CANDIDATES = 40       # random excitations tried
 
 
 class ArmIdentification:
@@ -100,14 +97,13 @@ class ArmIdentification:
                 raise ValueError(event.message)
         solver = make_solver(model, "pinocchio")       # this thread's own
         base = ai.BaseParameters(model)
-        excitation, condition = ai.design_excitation(
-            model, solver, base, q0, period, goal.harmonics or 5, 2.0 * MARGIN,
-            share * settings.velocity_bound, np.full(model.dof, goal.max_acceleration or 10.0),
-            EFFORT_SHARE * settings.effort_bound, candidates=CANDIDATES)
+        excitation, condition = ai.excitation_for(
+            model, solver, base, q0, settings, period, goal.harmonics or 5, share,
+            goal.max_acceleration or 10.0)
         with node.lock:      # from where the hold keeps it (within MARGIN of the design's)
             now, q_start = node.now(), node.controller.measured_state()[0]
-            if np.max(np.abs(q_start - q0)) > MARGIN:
-                raise ValueError(f"the arm did not stay within {MARGIN:g} rad of where it "
+            if np.max(np.abs(q_start - q0)) > ai.MARGIN:
+                raise ValueError(f"the arm did not stay within {ai.MARGIN:g} rad of where it "
                                  "stood while the motion was designed")
             excitation.q0, excitation.start, excitation.periods = q_start, now, periods
             run = TimedRecording(now, periods * excitation.period)
