@@ -296,6 +296,17 @@ def table(names=tuple(MATRIX_ARMS)):
                   f"{1e3 * push['time_constant']:.1f} ms")
         cart = impedance_push(robot, poses[0])
         print(f"  impedance: {cart}")
+        from arm_matrix_fits import arm_identification, payload_identification
+        payload = payload_identification(robot, poses[0], name)
+        print("  payload: " + (payload.get("interrupted") or
+                               f"mass {100 * payload['mass_error']:.2g} % off, centre of mass "
+                               f"{1e3 * payload['com_error']:.2g} mm off, tracking error "
+                               f"{payload['tracking_error']:.3f} rad"))
+        arm = arm_identification(robot, poses[0], name)
+        print("  ~/identify_arm: " + (arm.get("interrupted") or
+                                      f"held out {100 * arm['identified_error']:.2f} % "
+                                      f"against the URDF's {100 * arm['urdf_error']:.2f} %, "
+                                      f"tracking error {arm['tracking_error']:.3f} rad"))
 
 
 if __name__ == "__main__":

@@ -22,18 +22,19 @@ from robo_dynamics.simulation.perturbed import perturbed_urdf
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
 from arm_matrix import DT, MATRIX_ARMS, Loop
 
+# where a payload sits: the tip, but on the Z1 (whose tip is its gripper's moving jaw) the
+# link the fixed jaw is part of
+PAYLOAD_LINKS = {"z1": "link06"}
 PAYLOAD_SHARE = 0.05      # of the arm's moving mass: 1 kg on a UR5e, as its node test
 PLANT_SHARE = 0.05        # a plant's links off the URDF by up to ±5 % (perturbed.py)
-GAINS = {}
 
 
 def on_plant(robot, q0, plant, **changes):
-    """Loop at the node's defaults whose MuJoCo plant is `plant` (a RobotModel) with the
-    joint friction its URDF declares."""
+    """Loop at the node's defaults whose MuJoCo plant is `plant` (a RobotModel), without
+    joint friction as every cell of the matrix (the node models none by default)."""
     loop = Loop(robot, q0, **changes)
-    loop.arm = SimulatedArm(MujocoPlant(plant, "rk4", DT, damping=plant.damping,
-                                        coulomb=plant.friction),
-                            q0, command_timeout=0.05, brakes=True)
+    loop.arm = SimulatedArm(MujocoPlant(plant, "rk4", DT), q0, command_timeout=0.05,
+                            brakes=True)
     return loop
 
 
@@ -53,18 +54,18 @@ def payload_goal(link, **fields):
     return types.SimpleNamespace(**goal)
 
 
-def payload_identification(robot, q0):
-    """A payload of PAYLOAD_SHARE of the arm's mass, its centre 5 cm out along the tip's z,
-    declared 30 % light (docs: declare an approximate payload first; its centre too: 5 cm
-    unknown pulls a UR10's wrist 0.25 rad off a set-point at kp 100),
+def payload_identification(robot, q0, name):
+    """A payload of PAYLOAD_SHARE of the arm's mass, its centre 5 cm out along z of its link
+    (PAYLOAD_LINKS), declared 30 % light at its centre (docs: declare an approximate payload
+    first; 5 cm of centre unknown pull a UR10's wrist 0.25 rad off a set-point at kp 100),
     identified from the 5 poses the session plans (the node test's goal: moves 1.5 s, settle
     0.5 s, record 1 s), the provisional payload applied after each pose as the node does,
     the arm held where it stood before. Figures: relative mass error, centre-of-mass error
     [m], largest tracking error [rad], the events."""
     mass, com = PAYLOAD_SHARE * float(np.sum(robot.mass)), np.array([0.0, 0.0, 0.05])
     inertia = mass * 1e-3 * np.eye(3)
-    link = robot.tip_link
-    loop = on_plant(robot, q0, robot.with_payload(link, mass, com, inertia), **GAINS)
+    link = PAYLOAD_LINKS.get(name, robot.tip_link)
+    loop = on_plant(robot, q0, robot.with_payload(link, mass, com, inertia))
     declared = rd.make_solver(robot.with_payload(link, 0.7 * mass, com,
                                                  np.zeros((3, 3))), "pinocchio")
     loop.ctrl.replace_solver(declared, "declared")
@@ -89,7 +90,7 @@ def payload_identification(robot, q0):
             return
         if swaps and lp.t >= swaps[0]:               # the pose's provisional payload
             pose = len(run.windows) - len(swaps) - 1
-            guess = session.provisional(run, pose, fit_solver, link, (0.0, 0.0, 0.0))
+            guess = session.provisional(run, pose, fit_solver, link, com)  # the declared
             swaps.pop(0)
             if guess is not None:
                 lp.ctrl.replace_solver(rd.make_solver(robot.with_payload(
@@ -107,7 +108,8 @@ def payload_identification(robot, q0):
 
 def arm_identification(robot, q0, name, seed=7):
     """The whole arm identified at the goal's defaults (10 s excitation, 2 periods, the last
-    held out) on a plant whose links are off the URDF by up to PLANT_SHARE. Figures: held-out
+    held out) on a plant whose links are off the URDF by up to PLANT_SHARE (no friction, as
+    the URDF's rigid bodies; the URDF's prediction includes the friction it declares). Figures: held-out
     error of the URDF and of the corrected model (pooled nrms), per joint the RMS held-out
     error [N·m] of each and σ, the gravity error [N·m] of each at 200 random poses (RMS per
     joint), largest tracking error [rad], the events."""

@@ -8,9 +8,8 @@ import pytest
 from arm_matrix import (MATRIX_ARMS, follow_goal, gravity_drift, hold_after_knock,
                         impedance_push, load, node_defaults, push_in_hold, tracking,
                         working_poses)
-from arm_matrix_fits import arm_identification, inside, on_plant, payload_identification
+from arm_matrix_fits import arm_identification, payload_identification
 from robo_dynamics.control.follow_trajectory import SUCCESSFUL
-from robo_dynamics.control.trajectory import Trajectory
 
 TIME_CONSTANT = 1.0 / node_defaults()["hold_decay_rate"]     # s: the documented one, 50 ms
 
@@ -93,30 +92,7 @@ def test_a_hold_that_a_push_overpowers_fails_and_names_the_push():
     assert "model error" not in failed[0].message
 
 
-def test_the_friction_the_urdf_declares_is_no_collision_when_not_compensated():
-    """xArm7 (URDF: viscous 2 to 10 N·m·s/rad, Coulomb 1 N·m) on a MuJoCo plant with that
-    friction, friction_compensation at its default (off): a move of every joint by 0.3 rad
-    in 1.5 s. No force acts from outside, so no collision: the observer subtracts the
-    friction the URDF declares (it took 10 N·m·s/rad × q̇ for a push before)."""
-    robot = load("xarm7")
-    q0 = inside(robot, working_poses(robot)[0])
-    loop = on_plant(robot, q0, robot)
-    assert not loop.settings.friction_compensation
-    loop.run(0.002)
-    goal = q0 + 0.3 * np.array([1.0, -1.0, 1.0, -1.0, 0.0, 0.0, 0.0])   # the heavy joints
-    motion = Trajectory(loop.t, [0.0, 1.5], [q0, goal], velocities=np.zeros((2, robot.dof)))
-    assert loop.ctrl.desire(motion, loop.t).kind == "tracking"
-    loop.run(1.6)
-    assert "collision" not in loop.kinds() and loop.ctrl.mode == "tracking", loop.events
-
-
-# the arms on which ~/identify_arm's defaults identify a plant a few percent off the URDF;
-# the Z1's and the xArm7's light wrists are held off the excitation by the Coulomb friction
-# their URDFs declare (uncompensated by default): docs/testing.md
-IDENTIFIED_AT_DEFAULTS = ("kinova", "panda", "ur10", "ur3")
-
-
-@pytest.mark.parametrize("name", IDENTIFIED_AT_DEFAULTS)
+@pytest.mark.parametrize("name", sorted(MATRIX_ARMS))
 def test_the_whole_arm_is_identified_at_the_defaults_and_no_joint_predicts_worse(name):
     """~/identify_arm's steps at its defaults on a plant whose links are up to 5 % off the
     URDF: held-out error at most 0.4 × the URDF's; on no joint is the corrected model's
@@ -132,11 +108,13 @@ def test_the_whole_arm_is_identified_at_the_defaults_and_no_joint_predicts_worse
     assert "safe_hold" not in figures["events"], figures
 
 
-def test_a_declared_approximate_payload_is_identified_within_2_percent_and_5_mm():
-    """Panda: a payload of 5 % of the arm's mass, declared 30 % light, found from the 5 poses
-    the session plans, provisional payloads applied between them: mass within 2 %, centre
-    of mass within 5 mm (the other arms' light wrists leave the poses: docs/testing.md)."""
-    robot = load("panda")
-    figures = payload_identification(robot, working_poses(robot)[0])
+@pytest.mark.parametrize("name", sorted(MATRIX_ARMS))
+def test_a_declared_approximate_payload_is_identified_within_2_percent_and_5_mm(name):
+    """A payload of 5 % of the arm's mass, declared 30 % light, found from the 5 poses the
+    session plans, provisional payloads applied between them: mass within 2 %, centre of
+    mass within 5 mm, no safe hold."""
+    robot = load(name)
+    figures = payload_identification(robot, working_poses(robot)[0], name)
     assert "interrupted" not in figures, figures
     assert figures["mass_error"] <= 0.02 and figures["com_error"] <= 0.005, figures
+    assert "safe_hold" not in figures["events"], figures

@@ -14,7 +14,7 @@ from robo_dynamics.control.cycle_outputs import Rest
 from robo_dynamics.control.identification_session import VELOCITY_SHARE, IdentificationSession
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.model_changes import ModelChangeSchedule
-from robo_dynamics.control.settings import controller_settings
+from robo_dynamics.control.settings import controller_settings, friction_beyond_reach, working_pose
 from robo_dynamics.control.trajectory import Trajectory
 from conftest import load_arm
 
@@ -124,3 +124,22 @@ def test_identification_moves_faster_than_half_the_bound_are_refused(share, refu
     assert (reason is not None) == refused
     if refused:
         assert reason.startswith("'a' would move at")
+
+
+@pytest.mark.parametrize("arm, named", [
+    ("xarm7", ["joint5", "joint6", "joint7"]),
+    ("z1", ["joint4", "joint5", "joint6", "jointGripper"]),
+    ("panda", []), ("kinova", []), ("rd_ur5e", [])])
+def test_a_start_up_warning_names_the_joints_their_urdf_friction_holds_off_a_path(arm, named):
+    """The joints that closed loops on MuJoCo plants with the friction their URDFs declare
+    saw held off a path at the defaults (payload and arm identification: tracking error
+    beyond 0.25 rad on the xArm7's and the Z1's light wrists, 1 N·m of Coulomb friction
+    each) are the ones warned about; none on arms whose URDF gives no such friction; none
+    once the friction is compensated."""
+    model = load_arm(arm)
+    values = {**VALUES, "torque_limit_scale": 1.0, "friction_compensation": False}
+    M = rd.make_solver(model, "pinocchio").mass_matrix(working_pose(model))
+    sentences = friction_beyond_reach(model, M, controller_settings(values, model))
+    assert [s.split("'")[1] for s in sentences] == named, sentences
+    compensated = controller_settings({**values, "friction_compensation": True}, model)
+    assert friction_beyond_reach(model, M, compensated) == []

@@ -181,7 +181,8 @@ def test_friction_the_model_lacks_shows_as_external_torque_and_the_model_removes
 
     t, r, _, truth, _ = closed_loop(controller(), 1.0, plant=MujocoPlant(ROBOT, damping=damping),
                                     unmodelled=friction)
-    _, r_known, _, _, _ = closed_loop(controller(viscous=damping, coulomb=np.zeros(N)), 1.0,
+    _, r_known, _, _, _ = closed_loop(controller(viscous=damping, coulomb=np.zeros(N),
+                                                friction_compensation=True), 1.0,
                                       plant=MujocoPlant(ROBOT, damping=damping))
     expected = lagged(truth)
     peak = np.abs(expected).max()

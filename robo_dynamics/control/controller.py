@@ -242,13 +242,12 @@ class Controller:
         q, qd = merger.q, merger.qd
         solver = self.solver
         g = solver.unchecked.gravity(q)
-        modelled = (friction_torque(qd, s.viscous, s.coulomb) if s.viscous is not None
-                    else 0.0)                  # the observer's; compensated when asked
-        friction = modelled if s.friction_compensation else 0.0
+        friction = (friction_torque(qd, s.viscous, s.coulomb)
+                    if s.friction_compensation and s.viscous is not None else 0.0)
         external = None
         if self.observer is not None:      # its own time kept: its cost in the running node
             started = time.perf_counter()
-            external, found = self._observe(q, qd, g, modelled, stamp if stamp > 0.0 else now)
+            external, found = self._observe(q, qd, g, friction, stamp if stamp > 0.0 else now)
             events += found
             self.observer_seconds = time.perf_counter() - started
         if self.mode != HOLD:

@@ -25,8 +25,8 @@ class Settings:
     (None: the model's law; given: g − D q̇ instead).
     stale_timeout [s]. hold_timeout [s]: how long the hold may take to bring every joint
     below the velocity bound before the stream stops. viscous, coulomb: the joints'
-    friction model (None: none), always in the observer (the drives' torque includes it);
-    friction_compensation: also added to the commands.
+    friction model (None: none); with friction_compensation it is added to the commands
+    and the observer models it (without, the node models no friction).
     observer_gain K_O [1/s] (None: no external-torque estimate). contact_threshold,
     collision_threshold [N·m or N]: per-joint levels of |τ_ext|. collision_reaction: 'none'
     or 'hold'. torque_constants [N·m/A] (None: JointState.effort is the joint torque; else
@@ -135,3 +135,32 @@ def controller_settings(values, model):
         torque_constants=(joint_values("torque_constants")
                           if values["effort_source"] == "current" else None),
         hardware_compensates_gravity=values["hardware_compensates_gravity"])
+
+
+def friction_beyond_reach(model, mass_matrix, settings):
+    """Sentences, one per joint whose modelled Coulomb friction f_c the tracking cannot
+    overcome: uncompensated, it holds joint i up to f_c / (M_ii kp_i) off a path (computed
+    torque's stiffness is M_ii kp_i), warned beyond half of max_tracking_error. mass_matrix:
+    M [kg·m² or kg] at a pose the arm works in. None of them with friction_compensation."""
+    if settings.friction_compensation or settings.coulomb is None:
+        return []
+    offset = settings.coulomb / (np.diag(mass_matrix) * settings.kp)       # [rad or m]
+    units = [("m", "N", "kg") if kind == "prismatic" else ("rad", "N·m", "kg·m²")
+             for kind in model.joint_types]
+    return [f"joint '{name}': the Coulomb friction the model gives it ({f:.3g} {u[1]}) would "
+            f"hold it up to {e:.3g} {u[0]} off a path at kp {kp:g} (its inertia {m:.2g} "
+            f"{u[2]}), beyond half of max_tracking_error {bound:g}: a safe hold on the first "
+            "motion; compensate the friction (in the drive, or friction_compensation) or "
+            "check the URDF's <dynamics friction>"
+            for name, f, e, kp, m, bound, u in zip(
+                model.joint_names, settings.coulomb, offset, settings.kp,
+                np.diag(mass_matrix), settings.max_tracking_error, units)
+            if e > 0.5 * bound]
+
+
+def working_pose(model):
+    """The middle of each joint's range (0 for a joint without limits): a pose to judge
+    the arm by before any joint state."""
+    limited = np.isfinite(model.lower) & np.isfinite(model.upper)
+    return np.where(limited, 0.5 * (np.where(limited, model.lower, 0.0)
+                                    + np.where(limited, model.upper, 0.0)), 0.0)

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from ..control.settings import friction_beyond_reach, working_pose
 from ..errors import ModelWarning
 from ..model.loader import load_robot
 from ..spatial.inertia import inertia_tensor
@@ -48,12 +49,15 @@ def joint_names_of(urdf_xml):
     return [joint.get("name") for joint in ET.fromstring(urdf_xml).iter("joint")]
 
 
-def describe(model, backend, command_names):
-    """What a node says of its chain at start-up: (is a warning, line) pairs."""
+def describe(model, backend, command_names, solver, settings):
+    """What a node says of its chain at start-up: (is a warning, line) pairs; `solver` and
+    `settings` (the controller's) judge the friction the tracking must overcome."""
     lines = [(False, f"{model.name}: chain {model.base_link} -> {model.tip_link}, {model.dof} "
                      f"joints {list(model.joint_names)}; backend '{backend}', commands for "
                      f"{list(command_names)}")]
     if model.mimic_joints:
         lines.append((False, f"mimic joints {list(model.mimic_joints)} follow their master "
                              "joints; their joint states are ignored"))
-    return lines + [(True, f"robot description: {note}") for note in model.warnings]
+    return (lines + [(True, f"robot description: {note}") for note in model.warnings]
+            + [(True, line) for line in friction_beyond_reach(
+                solver.model, solver.mass_matrix(working_pose(solver.model)), settings)])

@@ -143,11 +143,10 @@ class DynamicsNode(Node):
         self.wrench_damping = p["wrench_damping"]
         merger = JointStateMerger(base.joint_names, joint_names_of(base.urdf_xml))
         self.controller = core.Controller(self.solver, merger, self._settings(p))
-        for warning, line in describe(base, p["backend"], [base.joint_names[i] for i in index]):
-            if warning:
-                self.get_logger().warning(line)
-            else:
-                self.get_logger().info(line)
+        log = self.get_logger()
+        for warning, line in describe(base, p["backend"], [base.joint_names[i] for i in index],
+                                      self.solver, self.controller.settings):
+            (log.warning if warning else log.info)(line)
         for link, (mass, com, inertia) in self.payloads.items():
             self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
 
