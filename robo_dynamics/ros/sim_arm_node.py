@@ -51,6 +51,7 @@ from .conversions import seconds
 from .spin import run
 
 THROTTLE = 2.0
+STALL = 10          # lockstep timeouts without a command: a stall (a warning), not a wait
 MAX_CATCH_UP = 20          # integration steps per timer tick at most
 
 
@@ -96,6 +97,7 @@ class SimArmNode(Node):
         self.steps_per_period = max(1, round(self.period / self.arm.h))
         self.awaiting = False      # lockstep: no command yet for the last state published
         self.published_at = -np.inf   # lockstep: time.monotonic() of the last publication
+        self.first_sent = -np.inf     # … and of the last state's first
         self.advanced_at = -np.inf    # lockstep: time.monotonic() of the last advance
         self.min_wall_period = (self.period / p["lockstep_max_speed"]
                                 if p["lockstep_max_speed"] > 0.0 else 0.0)
@@ -224,11 +226,13 @@ class SimArmNode(Node):
                         f"lockstep: waiting for the first command; the state at t = "
                         f"{self.arm.t:.3f} s published again every {self.lockstep_timeout:g} s",
                         throttle_duration_sec=THROTTLE)
-                else:
-                    self.get_logger().warning(
-                        f"lockstep: no command for the state at t = {self.arm.t:.3f} s after "
-                        f"{self.lockstep_timeout:g} s: published again ({self.repeats} so "
-                        "far)", throttle_duration_sec=THROTTLE)
+                else:     # a controller may take its time (a model change): warn on a stall
+                    late = now - self.first_sent
+                    log = (self.get_logger().warning if late >= STALL * self.lockstep_timeout
+                           else self.get_logger().info)
+                    log(f"lockstep: no command for the state at t = {self.arm.t:.3f} s after "
+                        f"{late:.2g} s: published again ({self.repeats} so far)",
+                        throttle_duration_sec=THROTTLE)
                 self._lockstep_send(*self.last_out)
         elif self.arm.t + self.period <= self.horizon + 1e-9:
             if now - self.advanced_at >= self.min_wall_period:
@@ -244,6 +248,7 @@ class SimArmNode(Node):
         stamp = self._stamp(self.get_clock().clock_type)
         self.last_out = (Clock(clock=stamp), self._state_msg(applied, stamp))
         self._lockstep_send(*self.last_out)
+        self.first_sent = self.published_at
         self._publish_external(stamp)
 
     def _lockstep_send(self, clock, state):
