@@ -2,6 +2,9 @@
 controller at dynamics_node's defaults. References are physical: MuJoCo's motion, the
 documented time constant 1/λ of the safe hold, the velocity bounds, K⁻¹F."""
 
+from conftest import require_example_robots
+require_example_robots(__name__)   # it reads example-robot-data: without it, skipped saying why
+
 import numpy as np
 import pytest
 

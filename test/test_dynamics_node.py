@@ -34,7 +34,7 @@ from robo_dynamics_interfaces.msg import ControllerEvent
 from robo_dynamics_interfaces.srv import (ComputeDynamics, ForwardDynamics, InverseDynamics,
                                           SetPayload)
 import ros_harness
-from conftest import EXAMPLE_ROBOTS, rel, SHIPPED
+from conftest import example_robot, needs_example_robots, rel, SHIPPED
 
 URDF = str(SHIPPED / "rd_ur5e.urdf")
 ROBOT = rd.load_robot(URDF)
@@ -942,10 +942,11 @@ def test_a_service_that_fails_on_a_bug_logs_it_and_answers_false(harness, monkey
 
 
 # -- real-world URDFs (example-robot-data) -------------------------------------------------
-TIAGO = EXAMPLE_ROBOTS / "tiago_description/robots/tiago.urdf"
-ALLEGRO = EXAMPLE_ROBOTS / "allegro_hand_description/urdf/allegro_right_hand.urdf"
+TIAGO = example_robot("tiago_description/robots/tiago.urdf")
+ALLEGRO = example_robot("allegro_hand_description/urdf/allegro_right_hand.urdf")
 
 
+@needs_example_robots
 def test_tiago_torso_and_arm_from_the_whole_robot_description():
     """The whole TIAGo (mobile base, head, hand, textures, transmissions): the node controls
     torso + arm, takes joint states of every joint of the robot and ignores the others."""
@@ -967,6 +968,7 @@ def test_tiago_torso_and_arm_from_the_whole_robot_description():
         h.close()
 
 
+@needs_example_robots
 @pytest.mark.parametrize("harness", [{"robot_description_file": str(ALLEGRO),
                                       "tip_link": "link_3.0_tip", "diagnostics_rate": 20.0}],
                          indirect=True)

@@ -10,6 +10,9 @@ robo_dynamics. The reference is Pinocchio on the same URDF with the joints off t
     python test/test_example_robot_data.py
 """
 
+from conftest import require_example_robots
+require_example_robots(__name__)   # it reads example-robot-data: without it, skipped saying why
+
 import collections
 import warnings
 import xml.etree.ElementTree as ET

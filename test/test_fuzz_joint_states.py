@@ -2,6 +2,9 @@
 running node fed ≥ 10 000 generated messages. Nothing escapes, nothing non-finite or out of
 limits is published, every rejection is counted."""
 
+from conftest import require_example_robots
+require_example_robots(__name__)   # it reads example-robot-data: without it, skipped saying why
+
 import math
 
 import numpy as np

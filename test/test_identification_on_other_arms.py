@@ -76,3 +76,12 @@ def test_an_excitation_from_inside_a_limits_margin_is_refused_naming_the_joint(z
     q0[3] = robot.upper[3] - 0.1
     with pytest.raises(ValueError, match="'joint4'.*start within 0.2 of a limit"):
         ai.design_excitation(robot, solver, base, q0, 10.0, 5, candidates=5, **bounds(robot))
+
+
+def test_without_clarabel_the_fit_says_how_to_install_it(monkeypatch):
+    """No rosdep key names Clarabel (python3-cvxpy-pip brings it): where it is absent, the
+    physically consistent step refuses with how to install it, not an ImportError."""
+    import sys
+    monkeypatch.setitem(sys.modules, "clarabel", None)         # import clarabel fails
+    with pytest.raises(ValueError, match="pip install clarabel.*python3-cvxpy-pip"):
+        cp.require_solver()

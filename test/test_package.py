@@ -10,9 +10,11 @@ import xml.etree.ElementTree as ET
 import zipfile
 
 import numpy as np
+import pytest
+import yaml
 
 import robo_dynamics
-from conftest import REPO
+from conftest import REPO, needs_example_robots
 
 PACKAGE_DIR = REPO / "robo_dynamics"
 
@@ -24,9 +26,12 @@ INTERFACES = REPO / "interfaces" / "robo_dynamics_interfaces"
 ROSDEP_KEYS = {"numpy": "python3-numpy", "urdf_parser_py": "urdfdom_py", "xacro": "xacro",
                "pinocchio": "pinocchio", "matplotlib": "python3-matplotlib",
                "pytest": "python3-pytest", "hypothesis": "python3-hypothesis",
-               "yaml": "python3-yaml", "mujoco": "python3-mujoco",
-               "mcap": "python3-mcap-pip", "mcap_ros2": "python3-mcap-ros2-support-pip",
-               "scipy": "python3-scipy", "clarabel": "python3-clarabel-pip"}
+               "yaml": "python3-yaml", "mujoco": "python3-mujoco-pip",
+               # pip's mcap-ros2-support requires mcap; pip's cvxpy requires clarabel (no
+               # rosdep key names either of the two)
+               "mcap": "mcap-ros2-support", "mcap_ros2": "mcap-ros2-support",
+               "scipy": "python3-scipy", "clarabel": "python3-cvxpy-pip"}
+ROSDISTRO = REPO / "test" / "data" / "rosdistro.yaml"   # scripts/rosdistro_snapshot.py
 ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_msgs",
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
@@ -81,7 +86,31 @@ def test_package_xml_declares_every_dependency():
     for module, where in third_party_imports((REPO / "test").glob("*.py")).items():
         key = rosdep_key(module, where)
         assert key in depends["test_depend"] | depends["exec_depend"], (module, where)
-    assert "example-robot-data" in depends["test_depend"]     # URDFs, not an import
+
+
+def unresolved(path, snapshot, distribution):
+    """The dependency keys of a package.xml that rosdep would not resolve on `distribution`:
+    neither a rosdep key with an Ubuntu rule nor a package the distribution releases."""
+    _, depends = manifest(path)
+    keys = set().union(*depends.values()) - {"robo_dynamics_interfaces"}     # ours
+    rules, released = snapshot["rosdep"], snapshot["packages"][distribution]
+    return sorted(key for key in keys
+                  if not (rules.get(key, {}).get("ubuntu") or key in released))
+
+
+@pytest.mark.parametrize("distribution", ["kilted", "jazzy"])
+def test_every_dependency_key_resolves_against_rosdistro(distribution):
+    """`rosdep install --from-paths` resolves each key of both package.xml files: checked
+    against ros/rosdistro's rosdep YAML and distribution.yaml, as taken on the snapshot's
+    date (only the entries needed are kept). An unknown key fails."""
+    snapshot = yaml.safe_load(ROSDISTRO.read_text())
+    assert snapshot["rosdistro_commit"] and snapshot["taken"]
+    for path in (REPO / "package.xml", INTERFACES / "package.xml"):
+        assert unresolved(path, snapshot, distribution) == [], path
+    # the keys the issue found unknown stay unknown to the check
+    for key in ("python3-mcap-pip", "python3-mujoco", "python3-clarabel-pip",
+                "example-robot-data"):
+        assert not (snapshot["rosdep"].get(key) or key in snapshot["packages"][distribution])
 
 
 def test_interfaces_package_xml_declares_what_the_messages_use():
@@ -214,6 +243,7 @@ def test_make_venv_installs_the_commands_and_the_package():
     assert missing.returncode != 0 and "No module named 'benchmarks'" in missing.stderr
 
 
+@needs_example_robots
 def test_example_robot_data_is_found_through_its_package(tmp_path, monkeypatch):
     """From the pip distribution here; from the ament index where ROS installed it
     (ros-$ROS_DISTRO-example-robot-data), which then takes precedence."""

@@ -86,10 +86,22 @@ def _pseudo_inertia_map():
     return M
 
 
+def require_solver():
+    """The Clarabel module; ValueError saying how to install it when it is absent (no rosdep
+    key names it: docs/install.md)."""
+    try:
+        import clarabel
+    except ImportError:
+        raise ValueError("the physically consistent parameters need the Clarabel solver, "
+                         "which is not installed: pip install clarabel (rosdep's "
+                         "python3-cvxpy-pip brings it; docs/install.md)") from None
+    return clarabel
+
+
 def consistent_parameters(model, estimate):
     """(π (10 n,), friction (n, 3)) physically consistent (module docstring) for an
-    ArmEstimate of `model`'s chain. ValueError if the solver fails."""
-    import clarabel
+    ArmEstimate of `model`'s chain. ValueError if the solver fails or is absent."""
+    clarabel = require_solver()
     from scipy import sparse
     base, n = estimate.base, model.dof
     G, g = estimate.normal

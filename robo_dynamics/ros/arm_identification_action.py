@@ -24,6 +24,7 @@ from robo_dynamics_interfaces.action import IdentifyArm
 from ..backends import make_solver
 from ..control import arm_identification as ai
 from ..control.arm_fit import fit_recording
+from ..control.consistent_parameters import require_solver
 from ..control.identification_session import MODEL_CHANGE_DELAY, interrupted_sentence
 from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, resolve
 from ..control.pose_recording import TimedRecording
@@ -77,6 +78,7 @@ class ArmIdentification:
                 and goal.harmonics <= 20 and goal.max_acceleration >= 0.0):
             raise ValueError("period > 0, periods ≥ 2, 0 < velocity_share ≤ 1, harmonics ≤ "
                              "20, max_acceleration ≥ 0")
+        require_solver()            # before the arm moves, not after its motion
         if goal.apply and not node.get_parameter("allow_model_changes").value:
             raise ValueError("apply: model changes are disabled (allow_model_changes is false)")
         with node.lock:                 # held where it stands while the motion is designed

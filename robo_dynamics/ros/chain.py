@@ -61,3 +61,12 @@ def describe(model, backend, command_names, solver, settings):
     return (lines + [(True, f"robot description: {note}") for note in model.warnings]
             + [(True, line) for line in friction_beyond_reach(
                 solver.model, solver.mass_matrix(working_pose(solver.model)), settings)])
+
+
+def log_lines(logger, lines):
+    """Log describe's (is a warning, line) pairs on `logger`."""
+    for warning, line in lines:
+        if warning:          # two call sites: rclpy keeps one severity per call site
+            logger.warning(line)
+        else:
+            logger.info(line)

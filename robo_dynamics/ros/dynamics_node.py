@@ -45,7 +45,8 @@ from ..control.solver_set import (CheckingSolvers, build_solver_set, chain_chang
                                    payload_change)
 from ..errors import RoboDynamicsError
 from . import diagnostics, markers, parameters
-from .chain import command_index, describe, joint_names_of, load_chain, start_up_payload
+from .chain import (command_index, describe, joint_names_of, load_chain, log_lines,
+                    start_up_payload)
 from .conversions import seconds
 from .desired_motion import DesiredMotion
 from .identification_action import IdentificationAction
@@ -143,10 +144,9 @@ class DynamicsNode(Node):
         self.wrench_damping = p["wrench_damping"]
         merger = JointStateMerger(base.joint_names, joint_names_of(base.urdf_xml))
         self.controller = core.Controller(self.solver, merger, self._settings(p))
-        log = self.get_logger()
-        for warning, line in describe(base, p["backend"], [base.joint_names[i] for i in index],
-                                      self.solver, self.controller.settings):
-            (log.warning if warning else log.info)(line)
+        names = [base.joint_names[i] for i in index]
+        log_lines(self.get_logger(), describe(base, p["backend"], names, self.solver,
+                                              self.controller.settings))
         for link, (mass, com, inertia) in self.payloads.items():
             self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
 
