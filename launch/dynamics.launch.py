@@ -1,13 +1,16 @@
 """ros2 launch robo_dynamics dynamics.launch.py [urdf:=PATH] [xacro_args:='NAME:=VALUE ...']
     [params_file:=PATH] [namespace:=NS] [use_sim_time:=true|false] [sim:=true|false]
     [engine:=mujoco|internal] [backend:=pinocchio|rnea] [use_rviz:=true|false]
+    [managed:=true|false] [activate:=true|false]
 
 Starts robot_state_publisher and dynamics_node on the same robot description (a .urdf or
 .xacro file, expanded by xacro with xacro_args), in `namespace`; with sim:=true also sim_arm,
 the simulated arm, its effort commands wired to the node's (in lockstep on simulated time
 when use_sim_time:=true: sim_arm publishes /clock, one simulated arm per ROS domain); rviz2
 with config/dynamics.rviz when use_rviz is true. params_file defaults to the arm's own file
-when the package ships one (config/<urdf name>.yaml), else config/dynamics.yaml.
+when the package ships one (config/<urdf name>.yaml), else config/dynamics.yaml. With
+managed:=true dynamics_node is a lifecycle node: activate:=true (the default) configures and
+activates it here; activate:=false leaves it unconfigured for a lifecycle manager.
 Checks first that the URDF file exists and that the packages it would start are installed;
 if not, it starts nothing and says why. Several arms: include this file once per namespace
 (launch/two_arms.launch.py).
@@ -16,9 +19,14 @@ if not, it starts nothing and says why. Several arms: include this file once per
 import os
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
+from launch.actions import (DeclareLaunchArgument, EmitEvent, GroupAction, OpaqueFunction,
+                            RegisterEventHandler)
+from launch.events import matches_action
 from launch.substitutions import Command, FindExecutable, LaunchConfiguration
-from launch_ros.actions import Node, PushRosNamespace
+from launch_ros.actions import LifecycleNode, Node, PushRosNamespace
+from launch_ros.event_handlers import OnStateTransition
+from launch_ros.events.lifecycle import ChangeState
+from lifecycle_msgs.msg import Transition
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
@@ -36,6 +44,10 @@ ARGUMENTS = {     # name → (default, description)
     "engine": ("mujoco", "sim_arm's engine: mujoco or internal"),
     "backend": ("pinocchio", "solver: pinocchio or rnea (the other cross-checks)"),
     "use_rviz": ("false", "start rviz2 with config/dynamics.rviz"),
+    "managed": ("false", "dynamics_node as a managed (lifecycle) node: it commands the arm "
+                         "only once activated"),
+    "activate": ("true", "with managed:=true, configure and activate it now (false: leave "
+                         "it unconfigured for a lifecycle manager or `ros2 lifecycle set`)"),
 }
 TRUE = ("true", "1", "yes", "on")
 
@@ -63,7 +75,8 @@ def start(context):
         if os.path.isfile(path))
     if not os.path.isfile(params_file):
         raise RuntimeError(f"nothing was started: params_file:={params_file}: no such file")
-    flags = {name: value[name].lower() in TRUE for name in ("use_sim_time", "sim", "use_rviz")}
+    flags = {name: value[name].lower() in TRUE
+             for name in ("use_sim_time", "sim", "use_rviz", "managed", "activate")}
     problem = missing_packages(["robot_state_publisher"] + ["rviz2"] * flags["use_rviz"],
                                why={"rviz2": "use_rviz:=true"})
     if problem:
@@ -76,11 +89,15 @@ def start(context):
         Node(package="robot_state_publisher", executable="robot_state_publisher",
              parameters=[{"robot_description": robot_description, **sim_time}],
              output="screen"),
-        Node(package="robo_dynamics", executable="dynamics_node", name="dynamics_node",
-             parameters=[params_file, {"robot_description": robot_description,
-                                       "backend": value["backend"], **sim_time}],
-             output="screen"),
     ]
+    dynamics = (LifecycleNode if flags["managed"] else Node)(
+        package="robo_dynamics", executable="dynamics_node", name="dynamics_node",
+        namespace="", parameters=[params_file, {
+            "robot_description": robot_description, "backend": value["backend"],
+            "managed": flags["managed"], **sim_time}], output="screen")
+    nodes.append(dynamics)
+    if flags["managed"] and flags["activate"]:        # configure, then activate once inactive
+        nodes += lifecycle_start(dynamics)
     if flags["sim"]:
         nodes.append(Node(
             package="robo_dynamics", executable="sim_arm", name="sim_arm",
@@ -93,6 +110,17 @@ def start(context):
                           arguments=["-d", os.path.join(share, "config", "dynamics.rviz")],
                           output="screen"))
     return [GroupAction([PushRosNamespace(value["namespace"])] + nodes)]
+
+
+def lifecycle_start(node):
+    """Actions that configure the managed `node` and activate it once it is inactive."""
+    def transition(transition_id):
+        return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(node),
+                                           transition_id=transition_id))
+    return [RegisterEventHandler(OnStateTransition(
+                target_lifecycle_node=node, goal_state="inactive",
+                entities=[transition(Transition.TRANSITION_ACTIVATE)])),
+            transition(Transition.TRANSITION_CONFIGURE)]
 
 
 def generate_launch_description():

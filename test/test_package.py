@@ -35,7 +35,7 @@ ROSDISTRO = REPO / "test" / "data" / "rosdistro.yaml"   # scripts/rosdistro_snap
 ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_msgs",
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
-                "robo_dynamics_interfaces", "std_srvs", "control_msgs"}
+                "robo_dynamics_interfaces", "std_srvs", "control_msgs", "lifecycle_msgs"}
 TEST_HELPERS = {"arm_matrix", "arm_matrix_fits", "bags", "conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
                 "robo_dynamics", "without_pinocchio"}
 

@@ -102,6 +102,7 @@ class Controller:
         self.observer_seconds = 0.0    # [s] the observer's part of the last step (0: none)
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
         self.running = False           # a command stream is going (False: next one ramps)
+        self.inactive = ""             # why no motion is admitted now (a managed node), or ""
         self.last_command_time = -np.inf
         self.last_state_time = -np.inf   # receipt of the previous complete joint state
         self.period = None             # [s] between the last two complete joint states
@@ -182,6 +183,8 @@ class Controller:
 
     def _admission_fault(self, motion, now):
         merger, s = self.merger, self.settings
+        if self.inactive:
+            return self.inactive
         if not merger.complete():
             return "no complete joint state yet"
         if merger.age(now) > s.stale_timeout:
@@ -215,6 +218,30 @@ class Controller:
     def rejected(self):
         """How many joint states were rejected so far."""
         return self.merger.rejected
+
+    # -- a managed node's activation (control/activation.py) ---------------------------------
+    def observe(self, names, positions, velocities, efforts, now):
+        """A joint state taken without commanding (a node not active): merged for what reads
+        the state; the stream is not running, so the first commanded state ramps. → Cycle."""
+        rejected = self.merger.update(names, positions, velocities, now, efforts)
+        self.running = False
+        if self.observer is not None:
+            self.observer.reset()
+        return Cycle(rejected, None, None, NO_EVENTS, None)
+
+    def hold_for(self, reason):
+        """The safe hold on purpose (not a fault): a desired motion ends, with `reason`."""
+        if self.motion is not None:
+            self.motion.ended(reason)
+        self.motion, self.mode, self.hold_reason, self.hold_kind = None, HOLD, reason, "stop"
+        self.hold_since = None
+        return self._event(INFO, "safe_hold", f"safe hold: {reason}")
+
+    def stop_commanding(self, reason):
+        """End the command stream on purpose: no command until states are stepped again
+        (then a ramp from the measured effort). → Event."""
+        self.running = False
+        return self._event(INFO, "stopped", f"command stream stopped: {reason}")
 
     # -- the hot path -------------------------------------------------------------------------
     def step(self, names, positions, velocities, efforts, now, stamp=0.0):

@@ -31,9 +31,13 @@ def _state(node):
     """(DiagnosticStatus without values, values {key: text}, timings [(what, seconds)])."""
     now = node.now()
     status = DiagnosticStatus(name="robo_dynamics: dynamics_node", hardware_id="")
+    lifecycle = {"lifecycle": node.lifecycle_state()}
     if node.model is None:
-        status.level, status.message = DiagnosticStatus.WARN, "no robot description yet"
-        return status, {}, []
+        status.level, status.message = DiagnosticStatus.WARN, (
+            f"not configured: {node.configure_failure}" if node.configure_failure
+            else "unconfigured (managed: configure it)" if node.managed
+            else "no robot description yet")
+        return status, lifecycle, []
     model, controller = node.model, node.controller
     counts = controller.counts
     status.hardware_id = model.name
@@ -42,6 +46,7 @@ def _state(node):
     _update_condition(node, now)
     h = node.health
     values = {
+        **lifecycle,
         "backend": node.solver.name,
         "input_rate_hz": f"{h.input_rate.per_second(now):.0f}",
         "state_age_s": f"{age:.4f}", "messages_accepted": str(h.received),

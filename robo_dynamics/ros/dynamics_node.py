@@ -25,11 +25,10 @@ import time
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
 from robo_dynamics_interfaces.msg import ControllerEvent
@@ -43,7 +42,6 @@ from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, ModelChangeSchedu
 from ..control.settings import controller_settings
 from ..control.solver_set import (CheckingSolvers, build_solver_set, chain_change,
                                    payload_change)
-from ..errors import RoboDynamicsError
 from . import diagnostics, markers, parameters
 from .chain import (command_index, describe, joint_names_of, load_chain, log_lines,
                     start_up_payload)
@@ -52,6 +50,7 @@ from .desired_motion import DesiredMotion
 from .identification_action import IdentificationAction
 from .input_watch import InputWatch
 from .joint_state_thread import JointStateThread, state_time
+from .lifecycle import Lifecycle
 from .outputs import THROTTLE, Outputs
 from .services import DynamicsServices
 from .spin import background_executor, restart_timers, run
@@ -67,11 +66,11 @@ def _exclusive(callback):
     return locked
 
 
-class DynamicsNode(Node):
+class DynamicsNode(Lifecycle, Node):
     """The live dynamics of one arm; see the module docstring for its interface."""
 
     def __init__(self, **kwargs):
-        super().__init__("dynamics_node", **kwargs)
+        Node.__init__(self, "dynamics_node", **kwargs)     # the lifecycle: start_lifecycle
         self.lock = threading.RLock()
         parameters.declare(self, parameters.DYNAMICS_NODE)
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -93,15 +92,7 @@ class DynamicsNode(Node):
         self.service_handlers = DynamicsServices(self)
         self._periodic = {}
         self._restart_timers()
-        description = (self.get_parameter("robot_description").value
-                       or self.get_parameter("robot_description_file").value)
-        if description:
-            self._configure(description)
-        else:
-            latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                                 reliability=ReliabilityPolicy.RELIABLE)
-            self.create_subscription(String, "robot_description", self._on_description, latched)
-            self.get_logger().info("waiting for the robot description on 'robot_description'")
+        self.start_lifecycle()     # lifecycle.py: managed, or configured and active now
         # the first publish of a message type costs tens of ms (type support is loaded):
         # pay it now with harmless messages, not in the middle of a command stream later
         self._publish_diagnostics()
@@ -162,15 +153,6 @@ class DynamicsNode(Node):
                                    self.model)
 
     @_exclusive
-    def _on_description(self, msg):
-        if self.model is not None:
-            return
-        try:
-            self._configure(msg.data)
-        except (RoboDynamicsError, ValueError) as exc:
-            self.get_logger().error(f"robot description rejected: {exc}")
-
-    @_exclusive
     def _validate_parameters(self, changed):
         reason = parameters.validate_update(self, {p.name: p.value for p in changed}, self.model)
         return SetParametersResult(successful=reason is None, reason=reason or "")
@@ -220,7 +202,7 @@ class DynamicsNode(Node):
         measured = seconds(msg.header.stamp)       # [s] the state's stamp
         now = self._state_time(measured)
         try:
-            cycle = self.controller.step(msg.name, msg.position, msg.velocity, msg.effort, now,
+            cycle = self.activation.step(msg.name, msg.position, msg.velocity, msg.effort, now,
                                          measured)
         except Exception as exc:  # a numerical failure must not take the node down
             self.computation_failed(exc)

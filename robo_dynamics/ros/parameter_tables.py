@@ -37,6 +37,9 @@ CHAIN = {
                               READ_ONLY),
     "robot_description_file": Spec("", STRING, "Path of a .urdf or .xacro file (used when "
                                    "robot_description is empty).", READ_ONLY),
+    "managed": Spec(False, BOOL, "A managed (lifecycle) node: start unconfigured and command "
+                    "the arm only once activated (ros2 lifecycle set, a lifecycle manager). "
+                    "False: configure and activate at start-up.", READ_ONLY),
     "base_link": Spec("", STRING, "First link of the chain (fixed to the world). Empty: the "
                       "URDF root.", READ_ONLY),
     "tip_link": Spec("", STRING, "Last link of the chain; J and Λ refer to its origin. Empty: "
