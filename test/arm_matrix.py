@@ -89,14 +89,18 @@ class Loop:
             if each is not None:
                 each(self)
             arm = self.arm
-            cycle = self.ctrl.step(self.names, arm.q.tolist(), arm.v.tolist(),
-                                   arm.measured_effort().tolist(), self.t, self.t)
+            cycle = self.cycle(self.names, arm.q.tolist(), arm.v.tolist(),
+                               arm.measured_effort().tolist(), self.t, self.t)
             self.events += cycle.events
             if cycle.command is not None:
                 arm.set_command(cycle.command)
             arm.step()
             self.peak = np.maximum(self.peak, np.abs(arm.v))
             self.t += DT
+
+    def cycle(self, *state):
+        """The controller's Cycle for one state (Controller.step's arguments)."""
+        return self.ctrl.step(*state)
 
     def kinds(self):
         return [event.kind for event in self.events]

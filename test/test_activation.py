@@ -25,19 +25,10 @@ class Managed(Loop):
         self.activation = Activation(self.ctrl, False, "the node is not active")
         self.commands = []            # (t, command or None)
 
-    def run(self, seconds, each=None):
-        for _ in range(int(round(seconds / DT))):
-            if each is not None:
-                each(self)
-            arm = self.arm
-            cycle = self.activation.step(self.names, arm.q.tolist(), arm.v.tolist(),
-                                         arm.measured_effort().tolist(), self.t, self.t)
-            self.events += cycle.events
-            self.commands.append((self.t, cycle.command))
-            if cycle.command is not None:
-                arm.set_command(cycle.command)
-            arm.step()
-            self.t += DT
+    def cycle(self, *state):
+        cycle = self.activation.step(*state)
+        self.commands.append((self.t, cycle.command))
+        return cycle
 
 
 def sent(loop):
