@@ -22,11 +22,17 @@ NODE_TOPICS = {"/dynamics_node/markers", "/dynamics_node/tip_wrench",
 
 
 def launch_nodes():
-    """(package, executable, parameter-dict keys) of every Node(...) in the launch file."""
+    """(package, executable, parameter-dict keys) of every Node(...) in the launch file (or
+    LifecycleNode(...), or (LifecycleNode if … else Node)(...))."""
     tree = ast.parse(LAUNCH.read_text())
     found = []
+
+    def node_class(func):
+        if isinstance(func, ast.IfExp):
+            return node_class(func.body) and node_class(func.orelse)
+        return getattr(func, "id", None) in ("Node", "LifecycleNode")
     for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Node":
+        if isinstance(call, ast.Call) and node_class(call.func):
             kw = {k.arg: k.value for k in call.keywords}
             keys = set()
             for item in getattr(kw.get("parameters"), "elts", []):
@@ -117,7 +123,7 @@ def test_launch_description_loads():
     description = module.generate_launch_description()
     names = {entity.name for entity in description.entities[:-1]}
     assert names == {"urdf", "xacro_args", "params_file", "namespace", "use_sim_time", "sim",
-                     "engine", "backend", "use_rviz"}
+                     "engine", "backend", "use_rviz", "managed", "activate"}
     assert module.arm_name("/x/planar_2link.urdf.xacro") == "planar_2link"
 
 

@@ -37,7 +37,8 @@ ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
                 "robo_dynamics_interfaces", "std_srvs", "control_msgs", "lifecycle_msgs"}
 TEST_HELPERS = {"arm_matrix", "arm_matrix_fits", "bags", "conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
-                "robo_dynamics", "without_pinocchio"}
+                "robo_dynamics", "without_pinocchio",
+                "test_trajectory_action"}   # test_lifecycle_node.py reuses its client
 
 
 def manifest(path):

@@ -184,7 +184,9 @@ class Launch:
         self.reader.start()
         if arms:                  # 0: a managed node says nothing before it is configured
             self.ready.wait(timeout=120)
-        assert len(self.arms) == arms, "".join(self.lines)
+        if len(self.arms) != arms:      # stopped, not left running (with its nodes) by a failure
+            _, output = self.stop()
+            raise AssertionError(f"{len(self.arms)} of {arms} arms ready:\n{output}")
 
     def _read(self, arms):
         for line in self.process.stdout:
