@@ -124,3 +124,16 @@ def test_configure_without_a_usable_description_fails_with_its_reason(ros):
         assert value == "unconfigured" and "/no/such.urdf" in message, message
     finally:
         loop.close()
+
+
+def test_shutdown_from_active_deactivates_first(managed):
+    """active → shutdown: finalized, and the node deactivated on the way (its stream holds
+    the arm and is stopping or stopped; desired motions refused)."""
+    loop, node = managed, managed.node
+    assert loop.transition(Transition.TRANSITION_CONFIGURE)
+    assert loop.transition(Transition.TRANSITION_ACTIVATE)
+    assert loop.spin_until(lambda: len(loop.commands) > 10)
+    assert loop.transition(Transition.TRANSITION_ACTIVE_SHUTDOWN)
+    assert loop.state() == "finalized"
+    assert node.activation.state in ("stopping", "inactive")
+    assert "not active" in node.controller.inactive
