@@ -40,7 +40,7 @@ def on_plant(robot, q0, plant, **changes):
 
 def inside(robot, q0, share=0.3):
     """q0 with each limited joint at least `share` of its range from either limit."""
-    limited = np.isfinite(robot.upper - robot.lower) & (robot.upper > robot.lower)
+    limited = robot.limited
     lower, upper = (np.where(limited, x, 0.0) for x in (robot.lower, robot.upper))
     span = upper - lower
     return np.where(limited, np.clip(q0, lower + share * span, upper - share * span), q0)

@@ -51,8 +51,7 @@ class BaseParameters:
     def __init__(self, model, states=400, seed=0):
         rng = np.random.default_rng(seed)
         n = model.dof
-        limited = np.isfinite(model.lower) & np.isfinite(model.upper) & (
-            model.upper > model.lower)               # continuous joints: one turn
+        limited = model.limited                      # the others: one turn
         lower = np.where(limited, model.lower, -np.pi)
         upper = np.where(limited, model.upper, np.pi)
         q = rng.uniform(lower, upper, (states, n))
@@ -136,7 +135,7 @@ def excitation_fault(excitation, model, solver, margin, velocity_bound, accelera
     |τ| ≤ effort_bound (n,) by `solver`'s model (friction aside)."""
     t = np.linspace(0.0, excitation.period, samples, endpoint=False)
     q, qd, qdd = excitation.at(t)
-    limited = model.upper > model.lower
+    limited = model.limited
     if np.any(limited & ((q < model.lower + margin) | (q > model.upper - margin))):
         return "positions beyond the limits' margin"
     for what, x, bound in (("velocity", qd, velocity_bound),
@@ -159,7 +158,7 @@ def design_excitation(model, solver, base, q0, period, harmonics, margin, veloci
     l = np.arange(1, harmonics + 1)
     t = np.linspace(0.0, period, 200, endpoint=False)
     best, best_condition = None, np.inf
-    limited = model.upper > model.lower
+    limited = model.limited
     room_above = np.where(limited, model.upper - margin - q0, np.inf)     # [rad or m]
     room_below = np.where(limited, q0 - model.lower - margin, np.inf)
     inside = np.minimum(room_above, room_below) > 0.0

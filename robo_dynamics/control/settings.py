@@ -161,6 +161,5 @@ def friction_beyond_reach(model, mass_matrix, settings):
 def working_pose(model):
     """The middle of each joint's range (0 for a joint without limits): a pose to judge
     the arm by before any joint state."""
-    limited = np.isfinite(model.lower) & np.isfinite(model.upper)
-    return np.where(limited, 0.5 * (np.where(limited, model.lower, 0.0)
-                                    + np.where(limited, model.upper, 0.0)), 0.0)
+    limited = model.limited
+    return 0.5 * (np.where(limited, model.lower, 0.0) + np.where(limited, model.upper, 0.0))

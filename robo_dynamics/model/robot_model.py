@@ -134,6 +134,12 @@ class RobotModel:
         object.__setattr__(self, "is_coupled", coupled)
 
     @property
+    def limited(self):
+        """(n,) bool: the coordinates with a position range (finite, upper > lower); a
+        continuous joint (±inf) or one whose URDF gives lower = upper has none."""
+        return np.isfinite(self.lower) & np.isfinite(self.upper) & (self.upper > self.lower)
+
+    @property
     def dof(self):
         """Number of coordinates n: the independent movable joints of the chain."""
         return len(self.joint_names)
