@@ -228,11 +228,12 @@ class SimArmNode(Node):
                         throttle_duration_sec=THROTTLE)
                 else:     # a controller may take its time (a model change): warn on a stall
                     late = now - self.first_sent
-                    log = (self.get_logger().warning if late >= STALL * self.lockstep_timeout
-                           else self.get_logger().info)
-                    log(f"lockstep: no command for the state at t = {self.arm.t:.3f} s after "
-                        f"{late:.2g} s: published again ({self.repeats} so far)",
-                        throttle_duration_sec=THROTTLE)
+                    line = (f"lockstep: no command for the state at t = {self.arm.t:.3f} s "
+                            f"after {late:.2g} s: published again ({self.repeats} so far)")
+                    if late >= STALL * self.lockstep_timeout:   # rclpy: one severity per
+                        self.get_logger().warning(line, throttle_duration_sec=THROTTLE)
+                    else:                                        # call site
+                        self.get_logger().info(line, throttle_duration_sec=THROTTLE)
                 self._lockstep_send(*self.last_out)
         elif self.arm.t + self.period <= self.horizon + 1e-9:
             if now - self.advanced_at >= self.min_wall_period:
