@@ -151,8 +151,8 @@ def design_excitation(model, solver, base, q0, period, harmonics, margin, veloci
                       acceleration_bound, effort_bound, candidates=60, seed=0):
     """(Excitation, condition number of its base regressor with friction): the best of
     `candidates` random Fourier series around q0 (module docstring) that stay in bounds,
-    each joint's series scaled to 80 % of its velocity bound or to the room its limits'
-    margin leaves, whichever is less. ValueError when none does."""
+    each joint's series scaled to 80 % of its velocity bound (then shrunk as a whole until
+    in bounds). ValueError when none does, or when a joint starts within the margin."""
     rng = np.random.default_rng(seed)
     n, omega = model.dof, 2.0 * np.pi / period
     l = np.arange(1, harmonics + 1)
@@ -170,11 +170,8 @@ def design_excitation(model, solver, base, q0, period, harmonics, margin, veloci
         a, b = rng.normal(size=(2, n, harmonics)) / l
         a -= a.mean(axis=1, keepdims=True)                    # Σ a_l = 0: q̇(0) = 0
         b -= np.outer(b @ l, l) / (l @ l)                     # Σ l b_l = 0: q̈(0) = 0
-        q, qd, _ = Excitation(q0, a, b, omega).at(t)
-        fit = np.minimum.reduce([0.8 * velocity_bound / np.abs(qd).max(axis=0),
-                                 room_above / np.maximum((q - q0).max(axis=0), 1e-12),
-                                 room_below / np.maximum((q0 - q).max(axis=0), 1e-12)])
-        a, b = (x * fit[:, None] for x in (a, b))             # each joint within its room
+        peak = np.abs(Excitation(q0, a, b, omega).at(t)[1]).max(axis=0)
+        a, b = (x * (0.8 * velocity_bound / peak)[:, None] for x in (a, b))
         for shrink in (1.0, 0.7, 0.5, 0.35, 0.25):
             candidate = Excitation(q0, shrink * a, shrink * b, omega)
             if excitation_fault(candidate, model, solver, margin, velocity_bound,
