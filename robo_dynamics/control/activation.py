@@ -30,7 +30,7 @@ class Activation:
         the Cycle. Stopping ends with the first state at or after its time."""
         c = self.controller
         if self.state == INACTIVE:
-            return c.observe(names, positions, velocities, efforts, now)
+            return c.observe(names, positions, velocities, efforts, now, stamp)
         cycle = c.step(names, positions, velocities, efforts, now, stamp)
         if self.state == STOPPING and cycle.command is None and not c.running:
             self.state = INACTIVE              # stale input or a failed hold stopped it

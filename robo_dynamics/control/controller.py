@@ -220,10 +220,10 @@ class Controller:
         return self.merger.rejected
 
     # -- a managed node's activation (control/activation.py) ---------------------------------
-    def observe(self, names, positions, velocities, efforts, now):
+    def observe(self, names, positions, velocities, efforts, now, stamp=0.0):
         """A joint state taken without commanding (a node not active): merged for what reads
         the state; the stream is not running, so the first commanded state ramps. → Cycle."""
-        rejected = self.merger.update(names, positions, velocities, now, efforts)
+        rejected = self.merger.update(names, positions, velocities, now, efforts, stamp)
         self.running = False
         if self.observer is not None:
             self.observer.reset()
@@ -248,7 +248,7 @@ class Controller:
         """One joint state (the JointState fields; `now` its receipt time [s], `stamp` its
         measurement time [s] if known, else 0) → Cycle."""
         merger = self.merger
-        rejected = merger.update(names, positions, velocities, now, efforts)
+        rejected = merger.update(names, positions, velocities, now, efforts, stamp)
         if rejected is not None:
             return Cycle(rejected, None, None, NO_EVENTS, None)
         if not merger.complete() or self.halted:

@@ -6,6 +6,11 @@ are an error, as are non-finite or implausibly large positions or velocities, du
 names and arrays whose lengths disagree. Efforts (measured joint torques) are optional: a
 joint whose message carries none, or a non-finite one, has effort NaN (unknown).
 A rejected message changes nothing.
+
+A state is as old as its oldest joint: on the receiver's clock (when each joint's message
+arrived), and, where the messages carry header stamps, by how far its joints' measurement
+stamps lie apart. A burst of queued messages (a receiver starved for a while, then taking
+them all at once) must not join one driver's old measurement to another's new one.
 """
 
 import numpy as np
@@ -32,17 +37,19 @@ class JointStateMerger:
         self.qd = np.zeros(n)
         self.effort = np.full(n, np.nan)           # measured torque [N·m or N]; NaN: unknown
         self.received_at = np.full(n, -np.inf)     # seconds, the caller's clock
+        self.measured_at = np.full(n, np.nan)      # header stamps [s]; NaN: not stamped
         self.rejected = 0
         self._complete = False
         self._names = None       # names of the last accepted message, and where the chain
         self._source = self._target = np.zeros(0, dtype=int)   # joints are in it
 
-    def update(self, names, positions, velocities, now, efforts=()):
+    def update(self, names, positions, velocities, now, efforts=(), stamp=0.0):
         """Take one message; return None if accepted, else the reason it was rejected.
 
         names, positions, velocities, efforts: the JointState fields (velocities may be
         empty: the velocity of those joints is then taken as zero; efforts may be empty:
-        unknown). now: receipt time in seconds.
+        unknown). now: receipt time in seconds. stamp: the header's measurement time in
+        seconds (0: not stamped).
         The name → index mapping is kept from one message to the next while the names
         repeat, so a steady stream costs a few array operations per message.
         """
@@ -67,6 +74,7 @@ class JointStateMerger:
             self.qd[:] = velocities if len(velocities) else 0.0
             self.effort[:] = efforts if len(efforts) else np.nan
             self.received_at[:] = now
+            self.measured_at[:] = stamp if stamp > 0.0 else np.nan
             return None
         q = np.asarray(positions, dtype=float)[self._source]
         qd = (np.asarray(velocities, dtype=float)[self._source] if len(velocities)
@@ -78,6 +86,7 @@ class JointStateMerger:
         self.effort[self._target] = (np.asarray(efforts, dtype=float)[self._source]
                                      if len(efforts) else np.nan)
         self.received_at[self._target] = now
+        self.measured_at[self._target] = stamp if stamp > 0.0 else np.nan
         return None
 
     def _fault(self, q, qd):
@@ -123,12 +132,18 @@ class JointStateMerger:
         return self._complete
 
     def age(self, now):
-        """Seconds since the oldest chain joint was last received (inf before complete)."""
-        return float(now - self.received_at.min())
+        """Seconds since the oldest chain joint was last received (inf before complete), or,
+        if larger, how long before the newest stamp the oldest stamped joint was measured."""
+        spread = self.measured_at.max() - self.measured_at.min()   # NaN if any unstamped
+        received = float(now - self.received_at.min())
+        return received if not spread > received else float(spread)
 
     def stale_joints(self, now, timeout):
-        """Names of chain joints not received within `timeout` seconds."""
-        return [name for name, t in zip(self.joint_names, self.received_at) if now - t > timeout]
+        """Names of chain joints not received within `timeout` seconds, or measured more than
+        `timeout` seconds before the newest stamp."""
+        newest = self.measured_at.max()
+        return [name for name, t, m in zip(self.joint_names, self.received_at, self.measured_at)
+                if now - t > timeout or newest - m > timeout]
 
 
 def _plausible(values):

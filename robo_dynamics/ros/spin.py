@@ -47,6 +47,11 @@ def spin(node, executor):
     # unstarted; Python reports that at exit. Nothing is lost: the node is stopping.
     warnings.filterwarnings("ignore", message="coroutine 'Executor._make_handler",
                             category=RuntimeWarning)
+    # a service response the middleware dropped (Fast DDS gives up when the client's reader
+    # is not matched within its writer's max_blocking_time: ros2/rmw_fastrtps#842) leaves the
+    # caller waiting; rclpy warns; say it every time, not only the first
+    warnings.filterwarnings("always", message="failed to send response",
+                            category=RuntimeWarning)
     try:
         executor.spin()
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
