@@ -66,17 +66,17 @@ def load_robot(source, base_link=None, tip_link=None, gravity=STANDARD_GRAVITY,
     members = []
     T_prev = np.eye(4)  # body i−1 (or base) → current link, through fixed joints on the path
     for joint in path:
-        T_origin = _origin(joint.origin)
+        T_origin = origin_transform(joint.origin)
         if joint.type not in MOVABLE:
             T_prev = T_prev @ T_origin
             continue
         T_joint = T_prev @ T_origin
         columns["origin_rotation"].append(T_joint[:3, :3])
         columns["origin_translation"].append(T_joint[:3, 3])
-        columns["axis"].append(_unit_axis(joint))
+        columns["axis"].append(unit_axis(joint))
         rigid = tree.rigid_links(joint.child, body_names)
         for link, _ in rigid:
-            notes += _check_inertial(tree.links[link], strict)
+            notes += check_inertial(tree.links[link], strict)
         mass, com, inertia = _lump(rigid, tree.links)
         members.append(tuple(link for link, _ in rigid))
         columns["mass"].append(mass)
@@ -178,13 +178,13 @@ def _joint_columns(coordinates, bodies, coupling):
     columns = {key: [] for key in ("lower", "upper", "velocity_limit", "effort_limit")}
     for joint in coordinates:
         for key, value in zip(("lower", "upper", "velocity_limit", "effort_limit"),
-                              _limits(joint)):
+                              joint_limits(joint)):
             columns[key].append(value)
     damping, friction = np.zeros(len(coordinates)), np.zeros(len(coordinates))
     for i, joint in enumerate(bodies):
         if joint.mimic is not None:
-            _limits(joint)           # a mimic joint's own <limit> must still be well formed
-        d, f = _dynamics(joint)
+            joint_limits(joint)           # a mimic joint's own <limit> must still be well formed
+        d, f = joint_dynamics(joint)
         row = coupling.G[i]
         damping += d * row ** 2
         friction += f * np.abs(row)
@@ -268,7 +268,7 @@ class _Tree:
             out.append((link_name, T_body_link))
             for joint in self.child_joints[link_name]:
                 if joint.name not in chain_names:
-                    stack.append((joint.child, T_body_link @ _origin(joint.origin)))
+                    stack.append((joint.child, T_body_link @ origin_transform(joint.origin)))
         return out
 
 
@@ -277,13 +277,13 @@ def _lump(rigid_links, links):
     rigid_links as from _Tree.rigid_links, links: name → parsed link."""
     mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
     for link_name, T_body_link in rigid_links:
-        m, c, I = _link_inertial(links[link_name])
+        m, c, I = link_inertial(links[link_name])
         R, p = T_body_link[:3, :3], T_body_link[:3, 3]
         mass, com, inertia = combine(mass, com, inertia, m, R @ c + p, R @ I @ R.T)
     return mass, com, inertia
 
 
-def _origin(pose):
+def origin_transform(pose):
     if pose is None:
         return np.eye(4)
     xyz = pose.xyz if pose.xyz is not None else (0.0, 0.0, 0.0)
@@ -291,19 +291,19 @@ def _origin(pose):
     return homogeneous(rpy_to_matrix(rpy), np.asarray(xyz, dtype=float))
 
 
-def _link_inertial(link):
+def link_inertial(link):
     """(mass, com, inertia about com) in the link frame; massless if there is no <inertial>."""
     inertial = link.inertial
     if inertial is None:
         return 0.0, np.zeros(3), np.zeros((3, 3))
-    T = _origin(inertial.origin)
+    T = origin_transform(inertial.origin)
     i = inertial.inertia
     I_local = inertia_tensor(i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz)
     R = T[:3, :3]
     return float(inertial.mass), T[:3, 3].copy(), R @ I_local @ R.T
 
 
-def _check_inertial(link, strict):
+def check_inertial(link, strict):
     """Notes (doubts) about a link whose mass enters the chain's dynamics; URDFError for
     what cannot be used (or any doubt, when strict)."""
     inertial = link.inertial
@@ -324,7 +324,7 @@ def _check_inertial(link, strict):
             for doubt in doubts]
 
 
-def _unit_axis(joint):
+def unit_axis(joint):
     axis = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
     norm = np.linalg.norm(axis)
     if norm < 1e-12:
@@ -332,7 +332,7 @@ def _unit_axis(joint):
     return axis / norm
 
 
-def _limits(joint):
+def joint_limits(joint):
     """(lower, upper, velocity, effort); continuous joints have no position limits."""
     limit = joint.limit
     if joint.type == CONTINUOUS:
@@ -355,7 +355,7 @@ def _limits(joint):
     return float(lower), float(upper), float(velocity), float(effort)
 
 
-def _dynamics(joint):
+def joint_dynamics(joint):
     dyn = joint.dynamics
     damping = dyn.damping if dyn is not None and dyn.damping is not None else 0.0
     friction = dyn.friction if dyn is not None and dyn.friction is not None else 0.0

@@ -1,0 +1,210 @@
+"""A closed mechanism: a kinematic tree, its loop closures and which joints have motors.
+
+Equations of motion in the tree's coordinates q with Lagrange multipliers λ (Lee, Sohn, Kim
+and Yoo, "Construction of System Jacobian in the Equations of Motion Using Velocity
+Transformation Technique", eq. 24 and 27):
+
+    M(q) q̈ + h(q, q̇) + Φ_qᵀ λ = Sᵀ τ,     Φ(q) = 0,   Φ_q q̇ = 0,   Φ_q q̈ = γ
+
+h = C q̇ + g (the tree's bias), S selects the actuated joints (τ: their torques), Φ_qᵀλ the
+generalized constraint forces. Partitioned into dependent u and independent v (§4.1,
+partition.py), the constraint's velocity and acceleration equations give (eq. 9)
+
+    u̇ = −Φ_u⁻¹ Φ_v v̇,    ü = Φ_u⁻¹ (γ − Φ_v v̈)
+
+so q̇ = B v̇ and q̈ = B v̈ + c, with B the velocity transformation (I on v's rows,
+−Φ_u⁻¹Φ_v on u's) and c = Φ_u⁻¹γ on u's rows; λ = −Φ_u⁻ᵀ (M q̈ + h)_u when the motors are
+the independent coordinates (eq. 10, its Q^u = −h_u).
+"""
+
+import numpy as np
+
+from ..errors import ArgumentError, URDFError
+from .closures import constraint, constraint_jacobian, gamma
+from .partition import partition
+from .tree_dynamics import tree_kinematics, tree_mass_matrix, tree_rnea
+
+CLOSURE_TOLERANCE = 1e-6      # m (rad): how far apart closure frames may be where given
+NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
+NEWTON_ITERATIONS = 30
+CONTINUATION_STEPS = (8, 64)  # steps from a closed pose when Newton's method alone fails
+CONDITION_LIMIT = 1e6         # a partition whose Φ_u is worse conditioned is chosen again
+
+
+class ClosedChain:
+    """A KinematicTree with Closures and the names of its actuated joints.
+
+    reference: a pose q (n,) where every closure meets (default: q = 0, as the model is
+    drawn). Raises URDFError naming the closure, link or joint: a closure naming an unknown
+    link, closure frames that do not meet at the reference pose, a motor that is not a
+    joint, more motors than degrees of freedom, motors the loop does not let move.
+    """
+
+    def __init__(self, tree, closures, actuated_joints=(), reference=None):
+        self.tree, self.closures = tree, tuple(closures)
+        n = tree.dof
+        for c in self.closures:
+            for link in (c.link_a, c.link_b):
+                if link not in tree.link_frames:
+                    raise URDFError(f"loop closure '{c.name}': link '{link}' is not a link of "
+                                    f"the mechanism {sorted(tree.link_frames)}")
+        self.reference = np.zeros(n) if reference is None else np.asarray(reference, float)
+        kin = tree_kinematics(tree, self.reference)
+        Phi = constraint(tree, self.closures, kin)
+        offset = 0
+        for c in self.closures:
+            gap = float(np.linalg.norm(Phi[offset:offset + c.rows]))
+            if gap > CLOSURE_TOLERANCE:
+                raise URDFError(f"loop closure '{c.name}': its frames on '{c.link_a}' and "
+                                f"'{c.link_b}' are {gap:.3g} apart at the reference pose "
+                                f"(tolerance {CLOSURE_TOLERANCE:g} m or rad)")
+            offset += c.rows
+        unknown = [name for name in actuated_joints if name not in tree.joint_names]
+        if unknown:
+            raise URDFError(f"actuated_joints: {unknown} are not movable joints of the "
+                            f"mechanism {list(tree.joint_names)}")
+        self.actuated = tuple(tree.joint_index(name) for name in actuated_joints)
+        self.actuated_joints = tuple(actuated_joints)
+        Phi_q = constraint_jacobian(tree, self.closures, kin)
+        free = partition(Phi_q)
+        self.dof = n - len(free.rows)
+        if len(self.actuated) > self.dof:
+            raise URDFError(f"actuated_joints: {len(self.actuated)} motors but the loops "
+                            f"leave {self.dof} degrees of freedom")
+        if len(self.actuated) == self.dof and self.dof > 0:
+            try:
+                self.partition = partition(Phi_q, self.actuated)
+            except ValueError as exc:
+                raise URDFError(f"actuated_joints {list(actuated_joints)}: {exc}") from None
+        else:
+            self.partition = free
+
+    @property
+    def fully_actuated(self):
+        """True when the motors are the mechanism's independent coordinates."""
+        return len(self.actuated) == self.dof and self.partition.v == tuple(sorted(self.actuated))
+
+    # -- the constraint ------------------------------------------------------------------
+    def constraint(self, q):
+        """Φ(q), its independent rows."""
+        return constraint(self.tree, self.closures, tree_kinematics(self.tree, q))[
+            list(self.partition.rows)]
+
+    def constraint_jacobian(self, q):
+        """Φ_q (r, n), its independent rows."""
+        return constraint_jacobian(self.tree, self.closures, tree_kinematics(self.tree, q))[
+            list(self.partition.rows)]
+
+    def gamma(self, q, qd):
+        """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism."""
+        return gamma(self.tree, self.closures, tree_kinematics(self.tree, q), qd)[
+            list(self.partition.rows)]
+
+    def repartition(self, q):
+        """Choose the partition again at q (the motors' when they are independent there);
+        needed when Φ_u's condition number passes CONDITION_LIMIT."""
+        Phi_q = constraint_jacobian(self.tree, self.closures, tree_kinematics(self.tree, q))
+        self.partition = (partition(Phi_q, self.actuated) if self.fully_actuated
+                          else partition(Phi_q))
+        return self.partition
+
+    # -- positions, velocities, accelerations --------------------------------------------
+    def close(self, q, start=None):
+        """q (n,) with its dependent coordinates u solved so that Φ(q) = 0, the independent v
+        kept: Newton's method from the given u; where that fails (a guess far from the
+        solution), continuation: v moved from a closed pose to the goal in steps, each closed
+        by Newton's method from the last. start: that closed pose, given to stay on its
+        assembly branch (continuation is then used at once); default the reference pose.
+        ArgumentError when the loop cannot close there (outside the mechanism's workspace,
+        or singular)."""
+        q = np.array(q, dtype=float)
+        closed = self._newton(q) if start is None else None
+        if closed is not None:
+            return closed
+        start = self.reference if start is None else np.asarray(start, dtype=float)
+        v = list(self.partition.v)
+        for steps in CONTINUATION_STEPS:
+            x = start.copy()
+            for k in range(1, steps + 1):
+                x[v] = start[v] + k / steps * (q[v] - start[v])
+                x = self._newton(x)
+                if x is None:
+                    break
+            else:
+                return x
+        names = [self.tree.joint_names[i] for i in v]
+        raise ArgumentError(f"the loops do not close with {names} at "
+                            f"{np.round(q[v], 6).tolist()}: outside the mechanism's workspace "
+                            "or at a singular pose")
+
+    def _newton(self, q):
+        """q with u solved by Newton's method from the given values, or None."""
+        q = q.copy()
+        u, rows = list(self.partition.u), list(self.partition.rows)
+        for _ in range(NEWTON_ITERATIONS):
+            kin = tree_kinematics(self.tree, q)
+            Phi = constraint(self.tree, self.closures, kin)
+            if np.max(np.abs(Phi), initial=0.0) <= NEWTON_TOLERANCE:
+                return q
+            Phi_u = constraint_jacobian(self.tree, self.closures, kin)[np.ix_(rows, u)]
+            try:
+                q[u] -= np.linalg.solve(Phi_u, Phi[rows])
+            except np.linalg.LinAlgError:
+                return None
+            if not np.all(np.isfinite(q)):
+                return None
+        return None
+
+    def velocity_transformation(self, q):
+        """B (n, d): q̇ = B v̇ for the independent coordinates v (closed q)."""
+        Phi_q = self.constraint_jacobian(q)
+        u, v = list(self.partition.u), list(self.partition.v)
+        B = np.zeros((self.tree.dof, len(v)))
+        B[v, range(len(v))] = 1.0
+        if u:
+            B[u] = -np.linalg.solve(Phi_q[:, u], Phi_q[:, v])
+        return B
+
+    def velocities(self, q, v_dot):
+        """q̇ (n,) of the closed mechanism from the independent coordinates' rates."""
+        return self.velocity_transformation(q) @ np.asarray(v_dot, dtype=float)
+
+    def accelerations(self, q, qd, v_ddot):
+        """q̈ (n,) = B v̈ + c: the dependent accelerations solve Φ_q q̈ = γ."""
+        Phi_q, u = self.constraint_jacobian(q), list(self.partition.u)
+        qdd = self.velocity_transformation(q) @ np.asarray(v_ddot, dtype=float)
+        if u:
+            qdd[u] += np.linalg.solve(Phi_q[:, u], self.gamma(q, qd))
+        return qdd
+
+    # -- dynamics ------------------------------------------------------------------------
+    def inverse_dynamics(self, q, qd, qdd):
+        """(τ (k,) of the actuated joints, λ (r,)) for a motion of the closed mechanism
+        (q, q̇, q̈ consistent with the loops). ArgumentError unless the motors are its
+        independent coordinates."""
+        if not self.fully_actuated:
+            raise ArgumentError(f"inverse dynamics needs one motor per degree of freedom "
+                                f"({self.dof}); actuated_joints: {list(self.actuated_joints)}")
+        generalized = tree_rnea(self.tree, q, qd, qdd)         # M q̈ + h
+        B = self.velocity_transformation(q)
+        tau = B.T @ generalized                                  # Bᵀ Φ_qᵀ = 0, S B = I
+        u = list(self.partition.u)
+        lam = -np.linalg.solve(self.constraint_jacobian(q)[:, u].T, generalized[u])
+        by_joint = dict(zip(self.partition.v, tau))              # v sorted → motor order
+        return np.array([by_joint[i] for i in self.actuated]), lam
+
+    def forward_dynamics(self, q, qd, tau=None):
+        """(q̈ (n,), λ (r,)) from the KKT system [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Sᵀτ − h; γ];
+        tau (k,) in actuated_joints order (None: no motor torque)."""
+        kin = tree_kinematics(self.tree, q)
+        n = self.tree.dof
+        M = tree_mass_matrix(self.tree, q, kin)
+        h = tree_rnea(self.tree, q, qd, np.zeros(n), kin=kin)
+        applied = np.zeros(n)
+        if tau is not None:
+            applied[list(self.actuated)] = tau
+        Phi_q = self.constraint_jacobian(q)
+        r = Phi_q.shape[0]
+        K = np.block([[M, Phi_q.T], [Phi_q, np.zeros((r, r))]])
+        solution = np.linalg.solve(K, np.concatenate((applied - h, self.gamma(q, qd))))
+        return solution[:n], solution[n:]

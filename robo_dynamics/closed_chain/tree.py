@@ -1,0 +1,159 @@
+"""The spanning tree of a closed mechanism: every movable joint a coordinate.
+
+A closed linkage is described as a tree (a URDF is one) plus closures that join two of its
+links again (closures.py). Unlike the serial chain of model/, the tree branches: body i
+hangs from body `parent[i]` (−1: the base link), and every movable joint of the tree is a
+coordinate q_i, actuated or passive. Links fixed to a body are lumped into it.
+
+Frames as in model/robot_model.py: the base frame is the root link's, gravity is expressed in
+it; body i's frame is its child link's frame; (origin_rotation[i], origin_translation[i]) is
+the constant transform from body parent[i] (or the base) to joint i's frame at q = 0, and the
+joint moves about/along axis[i] (unit vector, joint frame). Bodies are numbered so that a
+parent comes before its children.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from ..errors import URDFError
+from ..model.loader import (MOVABLE, check_inertial, joint_dynamics, joint_limits,
+                            link_inertial, origin_transform, unit_axis)
+from ..model.robot_model import PRISMATIC, STANDARD_GRAVITY, gravity_vector
+from ..model.source import read_description
+from ..model.urdf_document import parse_urdf
+from ..spatial.inertia import combine
+
+BASE = -1      # the parent index of a body hanging from the base link
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class KinematicTree:
+    """A kinematic tree; n = len(joint_names) bodies and coordinates (SI units).
+
+    parent (n,) int: the body each body hangs from (BASE: the base link).
+    origin_rotation (n, 3, 3), origin_translation (n, 3) [m]: parent body → joint frame.
+    axis (n, 3): joint axis, unit, joint frame. is_prismatic (n,) bool.
+    mass (n,) [kg], com (n, 3) [m, body frame], inertia (n, 3, 3) [kg·m², about the COM,
+    body axes]: each body with the links fixed to it.
+    link_frames: link name → (body index or BASE, R (3, 3), p (3,)): where each link's frame
+    is; a point x of the link's frame is R x + p in the body's (or the base's) frame.
+    lower, upper [rad or m], velocity_limit, effort_limit, damping, friction: per joint, as
+    the URDF gives them. gravity (3,) [m/s², base frame].
+    """
+
+    name: str
+    base_link: str
+    joint_names: tuple
+    joint_types: tuple
+    body_links: tuple
+    parent: np.ndarray
+    origin_rotation: np.ndarray
+    origin_translation: np.ndarray
+    axis: np.ndarray
+    mass: np.ndarray
+    com: np.ndarray
+    inertia: np.ndarray
+    link_frames: dict
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    gravity: np.ndarray
+    warnings: tuple = ()
+
+    def __post_init__(self):
+        prismatic = np.array([t == PRISMATIC for t in self.joint_types], dtype=bool)
+        object.__setattr__(self, "is_prismatic", prismatic)
+
+    @property
+    def dof(self):
+        """Number of coordinates n (the tree's movable joints, actuated and passive)."""
+        return len(self.joint_names)
+
+    def joint_index(self, name):
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise KeyError(f"joint '{name}' is not a movable joint of the mechanism "
+                           f"{list(self.joint_names)}") from None
+
+    def link_frame(self, link):
+        """(body index or BASE, R, p) of `link`; KeyError naming the links if unknown."""
+        try:
+            return self.link_frames[link]
+        except KeyError:
+            raise KeyError(f"link '{link}' is not a link of the mechanism "
+                           f"{sorted(self.link_frames)}") from None
+
+
+def load_tree(source, gravity=STANDARD_GRAVITY, strict=False):
+    """The whole URDF as a KinematicTree: every revolute, continuous and prismatic joint a
+    coordinate, fixed joints folded, every link's inertia lumped into the body it is fixed to.
+
+    source: URDF text, a .urdf or a .xacro path. Raises URDFError naming the element for
+    what cannot be used: a floating or planar joint, a mimic joint (in a closed mechanism a
+    coupling is a closure, or it is left to the loop: say which by a closure).
+    """
+    xml_text, where = read_description(source)
+    robot, _ = parse_urdf(xml_text, where)
+    links = {link.name: link for link in robot.links}
+    children = {name: [] for name in links}
+    parents = {joint.child for joint in robot.joints}
+    for joint in robot.joints:
+        children[joint.parent].append(joint)
+        if joint.type not in MOVABLE + ("fixed",):
+            raise URDFError(f"joint '{joint.name}' ({joint.type}): a closed mechanism's tree "
+                            "takes revolute, continuous, prismatic and fixed joints")
+        if joint.mimic is not None:
+            raise URDFError(f"joint '{joint.name}': a mimic joint cannot be part of a closed "
+                            "mechanism's tree; describe the coupling as a loop closure")
+    root = next(name for name in links if name not in parents)
+    columns = {key: [] for key in ("names", "types", "links", "parent", "R", "p", "axis",
+                                   "limits", "dynamics")}
+    link_frames = {root: (BASE, np.eye(3), np.zeros(3))}
+    stack = [(joint, BASE, np.eye(4)) for joint in reversed(children[root])]
+    while stack:               # depth first: a body is numbered before its children
+        joint, body, T_body_parent = stack.pop()
+        T = T_body_parent @ origin_transform(joint.origin)
+        if joint.type == "fixed":
+            link_frames[joint.child] = (body, T[:3, :3], T[:3, 3])
+            stack += [(j, body, T) for j in reversed(children[joint.child])]
+            continue
+        index = len(columns["names"])
+        columns["names"].append(joint.name)
+        columns["types"].append(joint.type)
+        columns["links"].append(joint.child)
+        columns["parent"].append(body)
+        columns["R"].append(T[:3, :3])
+        columns["p"].append(T[:3, 3])
+        columns["axis"].append(unit_axis(joint))
+        columns["limits"].append(joint_limits(joint))
+        columns["dynamics"].append(joint_dynamics(joint))
+        link_frames[joint.child] = (index, np.eye(3), np.zeros(3))
+        stack += [(j, index, np.eye(4)) for j in reversed(children[joint.child])]
+    n = len(columns["names"])
+    if n == 0:
+        raise URDFError(f"{where}: no movable joint: nothing moves")
+    mass, com, inertia = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
+    notes = []
+    for link_name, (body, R, p) in link_frames.items():
+        notes += check_inertial(links[link_name], strict)
+        if body == BASE:
+            continue
+        m, c, I = link_inertial(links[link_name])
+        mass[body], com[body], inertia[body] = combine(mass[body], com[body], inertia[body],
+                                                       m, R @ c + p, R @ I @ R.T)
+    limits = np.array(columns["limits"], dtype=float)
+    dynamics = np.array(columns["dynamics"], dtype=float)
+    return KinematicTree(
+        name=robot.name, base_link=root, joint_names=tuple(columns["names"]),
+        joint_types=tuple(columns["types"]), body_links=tuple(columns["links"]),
+        parent=np.array(columns["parent"], dtype=int),
+        origin_rotation=np.array(columns["R"]), origin_translation=np.array(columns["p"]),
+        axis=np.array(columns["axis"]), mass=mass, com=com, inertia=inertia,
+        link_frames=link_frames, lower=limits[:, 0], upper=limits[:, 1],
+        velocity_limit=limits[:, 2], effort_limit=limits[:, 3], damping=dynamics[:, 0],
+        friction=dynamics[:, 1], gravity=gravity_vector(gravity), warnings=tuple(notes))

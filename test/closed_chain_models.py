@@ -1,0 +1,117 @@
+"""Closed mechanisms for the tests, built from their dimensions, with the closed forms the
+tests compare against (computed here from textbook geometry, not by robo_dynamics).
+
+planar_four_bar: a crank–rocker in the x–z plane (gravity −z), every joint about −y so that
+a positive angle turns x towards z. Ground pivots O2 = (0, 0, 0) and O4 = (d, 0, 0); crank
+a, coupler b, follower c (Grashof: the crank turns fully). The loop is cut where the coupler
+meets the follower: a point closure. At q = 0 the crank stands at THETA2_0 and the model is
+closed (open branch).
+"""
+
+import math
+
+import numpy as np
+
+A, B, C, D = 0.20, 0.50, 0.40, 0.45          # m: crank, coupler, follower, ground
+MASSES = (1.0, 2.0, 1.5)                      # kg: crank, coupler, follower
+COUPLER_COM = (0.25, 0.04)                    # m: (along, across) the coupler, its frame
+THETA2_0 = math.radians(60.0)
+
+
+def four_bar_angles(theta2):
+    """(θ3, θ4) [rad] of the open branch for crank angle θ2: the follower's tip is where the
+    circle of radius c about O4 meets the circle of radius b about the crank's tip."""
+    ax, az = A * math.cos(theta2), A * math.sin(theta2)
+    dx, dz = D - ax, -az                      # crank tip → O4
+    e = math.hypot(dx, dz)
+    # the tip B sits at distance b from the crank tip and c from O4
+    along = (B * B - C * C + e * e) / (2 * e)
+    across = math.sqrt(B * B - along * along)
+    bx = ax + along * dx / e - across * dz / e
+    bz = az + along * dz / e + across * dx / e
+    return math.atan2(bz - az, bx - ax), math.atan2(bz, bx - D)
+
+
+def four_bar_ratios(theta2, theta3, theta4):
+    """(ω3/ω2, ω4/ω2) from the loop's velocity equation (Norton, Design of Machinery, §6.7)."""
+    return (A * math.sin(theta4 - theta2) / (B * math.sin(theta3 - theta4)),
+            A * math.sin(theta2 - theta3) / (C * math.sin(theta4 - theta3)))
+
+
+def four_bar_holding_torque(theta2, g=9.81):
+    """Crank torque [N·m] that holds the four-bar still against gravity: virtual work,
+    τ = Σ m_i g ∂z_i/∂θ2 over the three centres of mass."""
+    theta3, theta4 = four_bar_angles(theta2)
+    r3, r4 = four_bar_ratios(theta2, theta3, theta4)
+    m2, m3, m4 = MASSES
+    along, across = COUPLER_COM
+    dz2 = A / 2 * math.cos(theta2)
+    dz3 = A * math.cos(theta2) + (along * math.cos(theta3) - across * math.sin(theta3)) * r3
+    dz4 = C / 2 * math.cos(theta4) * r4
+    return g * (m2 * dz2 + m3 * dz3 + m4 * dz4)
+
+
+def _inertial(mass, x, z, length):
+    i = mass * length ** 2 / 12.0
+    return (f'<inertial><origin xyz="{x} 0 {z}"/><mass value="{mass}"/>'
+            f'<inertia ixx="{i / 10}" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="{i}"/></inertial>')
+
+
+def _joint(name, parent, child, xyz, pitch):
+    return (f'<joint name="{name}" type="revolute"><parent link="{parent}"/>'
+            f'<child link="{child}"/><origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" '
+            f'rpy="0 {-pitch} 0"/><axis xyz="0 -1 0"/>'
+            '<limit lower="-6.3" upper="6.3" effort="100" velocity="10"/></joint>')
+
+
+def planar_four_bar_urdf(pendulum=False):
+    """The four-bar's URDF; pendulum: with a free pendulum beside it on the ground (a
+    second degree of freedom outside the loop)."""
+    theta3, theta4 = four_bar_angles(THETA2_0)
+    m2, m3, m4 = MASSES
+    extra = ('<link name="pendulum">' + _inertial(1.0, 0.1, 0, 0.2) + '</link>'
+             + _joint("pendulum_joint", "ground", "pendulum", (-0.3, 0, 0), 0.0)
+             if pendulum else "")
+    return "".join([
+        '<robot name="planar_four_bar"><link name="ground"/>', extra,
+        f'<link name="crank">{_inertial(m2, A / 2, 0, A)}</link>',
+        f'<link name="coupler">{_inertial(m3, *COUPLER_COM, B)}</link>',
+        f'<link name="follower">{_inertial(m4, C / 2, 0, C)}</link>',
+        _joint("crank_joint", "ground", "crank", (0, 0, 0), THETA2_0),
+        _joint("coupler_joint", "crank", "coupler", (A, 0, 0), theta3 - THETA2_0),
+        _joint("follower_joint", "ground", "follower", (D, 0, 0), theta4),
+        '</robot>'])
+
+
+FOUR_BAR_PARAMETERS = {
+    "actuated_joints": ["crank_joint"],
+    "loop_closures": {"names": ["coupler_follower"],
+                      "coupler_follower": {"type": "point", "link_a": "coupler",
+                                           "xyz_a": [B, 0.0, 0.0], "link_b": "follower",
+                                           "xyz_b": [C, 0.0, 0.0]}}}
+
+
+def random_spatial_tree_urdf(seed=0):
+    """Two branches of three revolute joints each from one base, random axes, offsets and
+    inertias: a tree to check Φ_q and γ of every closure kind against finite differences
+    (the branches' ends need not meet)."""
+    rng = np.random.default_rng(seed)
+    parts = ['<robot name="spatial_tree"><link name="base"/>']
+    for branch in ("a", "b"):
+        parent = "base"
+        for k in range(3):
+            link = f"{branch}{k}"
+            m = rng.uniform(0.5, 2.0)
+            d = rng.uniform(0.01, 0.05, 3)
+            parts.append(f'<link name="{link}"><inertial><origin xyz="{" ".join(map(str, rng.uniform(-0.1, 0.1, 3)))}"/>'
+                         f'<mass value="{m}"/><inertia ixx="{d[0] + d[1]}" ixy="0" ixz="0" '
+                         f'iyy="{d[1] + d[2]}" iyz="0" izz="{d[0] + d[2]}"/></inertial></link>')
+            axis = rng.normal(size=3)
+            parts.append(f'<joint name="{link}_joint" type="revolute"><parent link="{parent}"/>'
+                         f'<child link="{link}"/><origin xyz="{" ".join(map(str, rng.uniform(-0.3, 0.3, 3)))}" '
+                         f'rpy="{" ".join(map(str, rng.uniform(-1, 1, 3)))}"/>'
+                         f'<axis xyz="{" ".join(map(str, axis / np.linalg.norm(axis)))}"/>'
+                         '<limit lower="-3" upper="3" effort="10" velocity="5"/></joint>')
+            parent = link
+    parts.append("</robot>")
+    return "".join(parts)

@@ -1,0 +1,206 @@
+"""Closed mechanisms (robo_dynamics.closed_chain): the constraint's terms against finite
+differences, a planar four-bar against its textbook closed forms and Pinocchio's
+constraintDynamics, and the errors a bad description gets."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from closed_chain_models import (A, B, C, FOUR_BAR_PARAMETERS, THETA2_0, four_bar_angles,
+                                 four_bar_holding_torque, planar_four_bar_urdf,
+                                 random_spatial_tree_urdf)
+from robo_dynamics.closed_chain import (ClosedChain, closure, closures_from_parameters,
+                                        load_closed_chain, load_tree)
+from robo_dynamics.closed_chain.closures import constraint, constraint_jacobian, gamma
+from robo_dynamics.closed_chain.tree_dynamics import tree_kinematics
+from robo_dynamics.errors import ArgumentError, URDFError
+
+
+@pytest.fixture(scope="module")
+def four_bar():
+    return load_closed_chain(planar_four_bar_urdf(), FOUR_BAR_PARAMETERS)
+
+
+def closed_states(chain, count, seed=0):
+    """(q, q̇) of the closed four-bar at random crank angles and rates."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        q = chain.close(np.array([rng.uniform(-np.pi, np.pi), 0.0, 0.0]), chain.reference)
+        yield q, chain.velocities(q, rng.uniform(-3.0, 3.0, chain.dof))
+
+
+@pytest.mark.parametrize("kind", ["point", "revolute", "weld"])
+def test_the_constraint_jacobian_and_gamma_are_the_derivatives_of_the_constraint(kind):
+    """On a spatial tree with random axes (branch ends apart): Φ_q = ∂Φ/∂q (point and
+    revolute rows; a weld's rotation rows are ω_b − ω_a, the rate where the frames meet) and
+    γ = −(d/dt Φ_q) q̇ along q(t) = q + t q̇, both by central differences."""
+    tree = load_tree(random_spatial_tree_urdf())
+    rng = np.random.default_rng(3)
+    cut = closure("cut", kind, "a2", "b2", rng.uniform(-0.1, 0.1, 3), rng.uniform(-1, 1, 3),
+                  rng.uniform(-0.1, 0.1, 3), rng.uniform(-1, 1, 3))
+    for _ in range(5):
+        q, qd = rng.uniform(-2, 2, tree.dof), rng.uniform(-2, 2, tree.dof)
+        kin = tree_kinematics(tree, q)
+        Phi_q = constraint_jacobian(tree, [cut], kin)
+        eps = 1e-6
+        columns = [(constraint(tree, [cut], tree_kinematics(tree, q + eps * e))
+                    - constraint(tree, [cut], tree_kinematics(tree, q - eps * e))) / (2 * eps)
+                   for e in np.eye(tree.dof)]
+        numeric = np.array(columns).T
+        exact_rows = slice(0, 3) if kind == "weld" else slice(None)
+        np.testing.assert_allclose(Phi_q[exact_rows], numeric[exact_rows], atol=1e-8)
+        rate = (constraint_jacobian(tree, [cut], tree_kinematics(tree, q + eps * qd))
+                - constraint_jacobian(tree, [cut], tree_kinematics(tree, q - eps * qd))) / (2 * eps)
+        np.testing.assert_allclose(gamma(tree, [cut], kin, qd), -rate @ qd, atol=1e-7)
+
+
+def test_a_planar_loop_cut_at_a_spherical_joint_keeps_its_two_independent_equations(four_bar):
+    """The point closure gives 3 equations; in the x–z plane the y row is 0 = 0 and is
+    dropped by rank: 3 joints − 2 equations = 1 degree of freedom, the crank."""
+    assert four_bar.partition.rows == (0, 2) and four_bar.dof == 1
+    assert four_bar.partition.v == (0,) and four_bar.fully_actuated
+    revolute_cut = dict(FOUR_BAR_PARAMETERS["loop_closures"]["coupler_follower"],
+                        type="revolute", rpy_a=[np.pi / 2, 0, 0], rpy_b=[np.pi / 2, 0, 0])
+    chain = load_closed_chain(planar_four_bar_urdf(), {
+        "actuated_joints": ["crank_joint"],
+        "loop_closures": {"names": ["cut"], "cut": revolute_cut}})
+    assert len(chain.partition.rows) == 2 and chain.dof == 1        # 5 equations, rank 2
+
+
+def test_position_closure_reproduces_the_four_bar_geometry(four_bar):
+    theta3_0, theta4_0 = four_bar_angles(THETA2_0)
+    for crank in np.linspace(-3.0, 3.0, 13):
+        q = four_bar.close(np.array([crank, 0.0, 0.0]), four_bar.reference)
+        theta3, theta4 = four_bar_angles(THETA2_0 + crank)
+        wrap = lambda x: (x + np.pi) % (2 * np.pi) - np.pi                  # noqa: E731
+        assert abs(wrap(q[1] - (theta3 - (THETA2_0 + crank)) + (theta3_0 - THETA2_0))) < 1e-10
+        assert abs(wrap(q[2] - (theta4 - theta4_0))) < 1e-10
+        assert np.max(np.abs(four_bar.constraint(q))) < 1e-12
+
+
+def test_the_crank_torque_that_holds_the_four_bar_is_the_virtual_work_closed_form(four_bar):
+    for crank in np.linspace(-3.0, 3.0, 25):
+        q = four_bar.close(np.array([crank, 0.0, 0.0]), four_bar.reference)
+        tau, _ = four_bar.inverse_dynamics(q, np.zeros(3), np.zeros(3))
+        expected = four_bar_holding_torque(THETA2_0 + crank)
+        assert abs(tau[0] - expected) <= 1e-9 * max(1.0, abs(expected)), (crank, tau, expected)
+
+
+def test_velocity_transformation_and_accelerations_keep_the_loop_closed(four_bar):
+    for q, qd in closed_states(four_bar, 20):
+        B_v = four_bar.velocity_transformation(q)
+        Phi_q = four_bar.constraint_jacobian(q)
+        assert np.abs(Phi_q @ B_v).max() < 1e-12
+        np.testing.assert_array_equal(B_v[list(four_bar.partition.v)], np.eye(four_bar.dof))
+        qdd = four_bar.accelerations(q, qd, np.array([0.7]))
+        np.testing.assert_allclose(Phi_q @ qdd, four_bar.gamma(q, qd), atol=1e-10)
+
+
+def pinocchio_four_bar():
+    model = pin.buildModelFromXML(planar_four_bar_urdf())
+    model.gravity.linear = np.array([0.0, 0.0, -9.81])
+    loop = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_3D, model, model.getJointId("coupler_joint"),
+        pin.SE3(np.eye(3), np.array([B, 0.0, 0.0])), model.getJointId("follower_joint"),
+        pin.SE3(np.eye(3), np.array([C, 0.0, 0.0])), pin.ReferenceFrame.LOCAL)
+    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    models.append(loop)
+    datas.append(loop.createData())
+    data = model.createData()
+    pin.initConstraintDynamics(model, data, models, datas)
+    return model, data, models, datas
+
+
+def test_forward_dynamics_and_constraint_forces_equal_pinocchios_constraint_dynamics(four_bar):
+    """100 random states and crank torques: q̈ and the generalized constraint forces
+    Φ_qᵀλ against Pinocchio's constraintDynamics (its proximal KKT solve, which copes with
+    the planar loop's redundant row)."""
+    model, data, models, datas = pinocchio_four_bar()
+    assert list(model.names)[1:] == list(four_bar.tree.joint_names)
+    settings = pin.ProximalSettings(1e-14, 1e-10, 100)
+    rng = np.random.default_rng(1)
+    for q, qd in closed_states(four_bar, 100, seed=2):
+        tau = rng.uniform(-5.0, 5.0, 1)
+        qdd, lam = four_bar.forward_dynamics(q, qd, tau)
+        expected = pin.constraintDynamics(model, data, q, qd, np.array([tau[0], 0.0, 0.0]),
+                                          models, datas, settings)
+        np.testing.assert_allclose(qdd, expected, rtol=1e-9, atol=1e-9)
+        J_c = pin.getConstraintsJacobian(model, data, models, datas)
+        generalized = four_bar.constraint_jacobian(q).T @ lam
+        np.testing.assert_allclose(generalized, -J_c.T @ data.lambda_c, atol=1e-9)
+
+
+def test_inverse_dynamics_returns_the_torque_forward_dynamics_takes(four_bar):
+    rng = np.random.default_rng(4)
+    for q, qd in closed_states(four_bar, 20, seed=5):
+        qdd = four_bar.accelerations(q, qd, rng.uniform(-10, 10, 1))
+        tau, lam = four_bar.inverse_dynamics(q, qd, qdd)
+        qdd_back, lam_back = four_bar.forward_dynamics(q, qd, tau)
+        np.testing.assert_allclose(qdd_back, qdd, atol=1e-9)
+        np.testing.assert_allclose(lam_back, lam, atol=1e-9)
+
+
+def test_a_closure_naming_an_unknown_link_is_refused_by_name():
+    cut = dict(FOUR_BAR_PARAMETERS["loop_closures"]["coupler_follower"], link_b="folower")
+    with pytest.raises(URDFError, match="loop closure 'c': link 'folower' is not a link"):
+        load_closed_chain(planar_four_bar_urdf(), {"loop_closures": {"names": ["c"], "c": cut}})
+
+
+def test_closure_points_that_do_not_meet_are_refused_with_the_gap():
+    cut = dict(FOUR_BAR_PARAMETERS["loop_closures"]["coupler_follower"], xyz_b=[C + 0.01, 0, 0])
+    with pytest.raises(URDFError, match=r"'c': its frames on 'coupler' and 'follower' are "
+                                        r"0\.01 apart at the reference pose"):
+        load_closed_chain(planar_four_bar_urdf(), {"loop_closures": {"names": ["c"], "c": cut}})
+
+
+def test_more_motors_than_the_loop_leaves_degrees_of_freedom_are_refused():
+    with pytest.raises(URDFError, match="2 motors but the loops leave 1 degrees of freedom"):
+        load_closed_chain(planar_four_bar_urdf(), FOUR_BAR_PARAMETERS,
+                          actuated_joints=["crank_joint", "follower_joint"])
+    weld = dict(FOUR_BAR_PARAMETERS["loop_closures"]["coupler_follower"], type="weld",
+                rpy_a=[0.0, 0.0, 0.0])
+    tree = load_tree(planar_four_bar_urdf())
+    kin = tree_kinematics(tree, np.zeros(3))
+    # a weld where the coupler meets the follower at an angle: frames that coincide
+    from robo_dynamics.closed_chain.tree_dynamics import frame_pose
+    _, R_a, _ = frame_pose(tree, kin, "coupler", np.eye(3), np.array([B, 0, 0]))
+    _, R_b, _ = frame_pose(tree, kin, "follower", np.eye(3), np.array([C, 0, 0]))
+    pitch = np.arctan2(-(R_b.T @ R_a)[2, 0], (R_b.T @ R_a)[0, 0])
+    weld["rpy_b"] = [0.0, float(pitch), 0.0]
+    with pytest.raises(URDFError, match="1 motors but the loops leave 0 degrees of freedom"):
+        load_closed_chain(planar_four_bar_urdf(), {
+            "actuated_joints": ["crank_joint"], "loop_closures": {"names": ["w"], "w": weld}})
+
+
+def test_a_motor_the_loop_does_not_let_move_is_refused(four_bar):
+    """Beside the four-bar a free pendulum: 2 degrees of freedom. Motors on the crank and
+    the coupler: the loop's two equations then need two passive joints in the loop, and it
+    has one (the follower)."""
+    tree = load_tree(planar_four_bar_urdf(pendulum=True))
+    assert ClosedChain(tree, closures_from_parameters(FOUR_BAR_PARAMETERS)).dof == 2
+    with pytest.raises(URDFError, match=r"actuated_joints \['crank_joint', 'coupler_joint'\]"):
+        ClosedChain(tree, closures_from_parameters(FOUR_BAR_PARAMETERS),
+                    ["crank_joint", "coupler_joint"])
+
+
+def test_a_pose_outside_the_workspace_is_refused_with_the_reason():
+    """Driven by the follower (a rocker), the four-bar cannot reach every follower angle."""
+    chain = load_closed_chain(planar_four_bar_urdf(), FOUR_BAR_PARAMETERS,
+                              actuated_joints=["follower_joint"])
+    assert chain.partition.v == (2,)
+    with pytest.raises(ArgumentError, match=r"do not close with \['follower_joint'\] at "
+                                            r"\[2\.5\]: outside the mechanism's workspace"):
+        chain.close(np.array([0.0, 0.0, 2.5]))
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"type": "hinge", "link_a": "coupler", "link_b": "follower"}, "type 'hinge' is not"),
+    ({"type": "point", "link_a": "coupler"}, r"missing \['link_b'\]"),
+    ({"type": "point", "link_a": "coupler", "link_b": "follower", "xyz_a": [1, 2]},
+     "xyz_a must be 3 finite numbers"),
+    ({"type": "point", "link_a": "coupler", "link_b": "follower", "gear": 2},
+     r"unknown fields \['gear'\]"),
+])
+def test_a_malformed_closure_in_a_params_file_is_refused_by_name(entry, message):
+    with pytest.raises(URDFError, match=f"loop closure 'c': {message}"):
+        closures_from_parameters({"loop_closures": {"names": ["c"], "c": entry}})
