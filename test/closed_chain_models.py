@@ -115,3 +115,56 @@ def random_spatial_tree_urdf(seed=0):
             parent = link
     parts.append("</robot>")
     return "".join(parts)
+
+
+def _sdf_inertial(mass, x, z, length):
+    i = mass * length ** 2 / 12.0
+    return (f"<inertial><pose>{x} 0 {z} 0 0 0</pose><mass>{mass}</mass><inertia>"
+            f"<ixx>{i / 10}</ixx><ixy>0</ixy><ixz>0</ixz><iyy>{i}</iyy><iyz>0</iyz>"
+            f"<izz>{i}</izz></inertia></inertial>")
+
+
+def planar_four_bar_sdf(follower_from_ground=True):
+    """The same four-bar as an SDF model (SDFormat 1.9), drawn closed, the loop's fourth
+    joint a ball joint. Its poses use the model frame, `relative_to` and degrees; one axis is
+    expressed in the model frame. follower_from_ground False: the follower's joint is
+    written from the follower to the ground (the tree then meets it from its child)."""
+    theta3, theta4 = four_bar_angles(THETA2_0)
+    m2, m3, m4 = MASSES
+    ax, az = A * math.cos(THETA2_0), A * math.sin(THETA2_0)
+    follower_joint = (
+        '<joint name="follower_joint" type="revolute"><parent>ground</parent>'
+        '<child>follower</child>' if follower_from_ground else
+        '<joint name="follower_joint" type="revolute"><parent>follower</parent>'
+        '<child>ground</child><pose relative_to="follower"/>')
+    axis = '<axis><xyz>0 -1 0</xyz><limit><lower>-6.3</lower><upper>6.3</upper></limit></axis>'
+    if not follower_from_ground:        # the ground turns about +y relative to the follower
+        axis = axis.replace("0 -1 0", "0 1 0")
+    return "".join([
+        '<sdf version="1.9"><model name="planar_four_bar">',
+        '<joint name="anchor" type="fixed"><parent>world</parent><child>ground</child></joint>',
+        '<link name="ground"/>',
+        f'<link name="crank"><pose>0 0 0 0 {-THETA2_0} 0</pose>{_sdf_inertial(m2, A / 2, 0, A)}</link>',
+        f'<link name="coupler"><pose degrees="true">{ax} 0 {az} 0 {-math.degrees(theta3)} 0</pose>'
+        f'{_sdf_inertial(m3, *COUPLER_COM, B)}</link>',
+        f'<link name="follower"><pose>{D} 0 0 0 {-theta4} 0</pose>{_sdf_inertial(m4, C / 2, 0, C)}</link>',
+        '<joint name="crank_joint" type="revolute"><parent>ground</parent><child>crank</child>'
+        '<axis><xyz expressed_in="__model__">0 -1 0</xyz></axis></joint>',
+        '<joint name="coupler_joint" type="revolute"><parent>crank</parent><child>coupler</child>'
+        f'{axis}</joint>',
+        follower_joint, axis, '</joint>',
+        '<joint name="coupler_follower" type="ball"><parent>coupler</parent><child>follower</child>'
+        f'<pose relative_to="follower">{C} 0 0 0 0 0</pose></joint>',
+        '</model></sdf>'])
+
+
+def planar_four_bar_gazebo_urdf():
+    """The four-bar's URDF carrying its cut joint as SDF in a <gazebo> element (the ROS
+    workaround) and the crank's motor as a <transmission>."""
+    return planar_four_bar_urdf().replace("</robot>", "".join([
+        '<gazebo><joint name="coupler_follower" type="ball"><parent>coupler</parent>'
+        f'<child>follower</child><pose>{C} 0 0 0 0 0</pose></joint></gazebo>',
+        '<gazebo reference="crank"><material>Gazebo/Red</material></gazebo>',
+        '<transmission name="crank_drive"><type>transmission_interface/SimpleTransmission'
+        '</type><joint name="crank_joint"><hardwareInterface>EffortJointInterface'
+        '</hardwareInterface></joint></transmission></robot>']))

@@ -7,10 +7,11 @@ import pinocchio as pin
 import pytest
 
 from closed_chain_models import (A, B, C, FOUR_BAR_PARAMETERS, THETA2_0, four_bar_angles,
-                                 four_bar_holding_torque, planar_four_bar_urdf,
+                                 four_bar_holding_torque, planar_four_bar_gazebo_urdf,
+                                 planar_four_bar_sdf, planar_four_bar_urdf,
                                  random_spatial_tree_urdf)
 from robo_dynamics.closed_chain import (ClosedChain, closure, closures_from_parameters,
-                                        load_closed_chain, load_tree)
+                                        load_closed_chain, load_sdf, load_tree)
 from robo_dynamics.closed_chain.closures import constraint, constraint_jacobian, gamma
 from robo_dynamics.closed_chain.tree_dynamics import tree_kinematics
 from robo_dynamics.errors import ArgumentError, URDFError
@@ -78,7 +79,23 @@ def test_position_closure_reproduces_the_four_bar_geometry(four_bar):
         assert np.max(np.abs(four_bar.constraint(q))) < 1e-12
 
 
-def test_the_crank_torque_that_holds_the_four_bar_is_the_virtual_work_closed_form(four_bar):
+FOUR_BAR_SOURCES = {
+    "urdf+params": lambda: load_closed_chain(planar_four_bar_urdf(), FOUR_BAR_PARAMETERS),
+    "urdf+gazebo": lambda: load_closed_chain(planar_four_bar_gazebo_urdf()),
+    "sdf": lambda: load_sdf(planar_four_bar_sdf(), actuated_joints=["crank_joint"]),
+    "sdf, a joint from its child": lambda: load_sdf(planar_four_bar_sdf(False),
+                                                    actuated_joints=["crank_joint"]),
+}
+
+
+@pytest.mark.parametrize("source", FOUR_BAR_SOURCES)
+def test_the_crank_torque_that_holds_the_four_bar_is_the_virtual_work_closed_form(source):
+    """From each place users describe the loop: a params file beside the URDF, the URDF's
+    <gazebo> joint with a <transmission>, an SDF model (its poses relative to the model,
+    to a link, in degrees; a joint met from its child)."""
+    four_bar = FOUR_BAR_SOURCES[source]()
+    assert four_bar.actuated_joints == ("crank_joint",) and four_bar.dof == 1
+    assert [c.kind for c in four_bar.closures] == ["point"]
     for crank in np.linspace(-3.0, 3.0, 25):
         q = four_bar.close(np.array([crank, 0.0, 0.0]), four_bar.reference)
         tau, _ = four_bar.inverse_dynamics(q, np.zeros(3), np.zeros(3))
@@ -204,3 +221,42 @@ def test_a_pose_outside_the_workspace_is_refused_with_the_reason():
 def test_a_malformed_closure_in_a_params_file_is_refused_by_name(entry, message):
     with pytest.raises(URDFError, match=f"loop closure 'c': {message}"):
         closures_from_parameters({"loop_closures": {"names": ["c"], "c": entry}})
+
+
+SDF_HEAD = '<sdf version="1.9"><model name="m"><link name="a"/><link name="b"/>'
+
+
+@pytest.mark.parametrize("text, message", [
+    (SDF_HEAD + '<joint name="g" type="gearbox"><parent>a</parent><child>b</child></joint>'
+     '</model></sdf>', "SDF joint 'g': type 'gearbox' is not supported"),
+    (SDF_HEAD + '<model name="inner"/></model></sdf>', "nested <model> is not supported"),
+    (SDF_HEAD + '<joint name="j" type="revolute"><parent>a</parent><child>b</child>'
+     '<pose relative_to="nowhere"/></joint></model></sdf>', "relative_to 'nowhere': no such"),
+    ('<robot name="r"/>', "expected <sdf> holding one <model>"),
+    (SDF_HEAD + '<joint name="j" type="revolute"><parent>a</parent><child>b</child>'
+     '<pose>0 0 x 0 0 0</pose></joint></model></sdf>', "'j' <pose>: expected 6 finite numbers"),
+])
+def test_what_an_sdf_model_holds_that_cannot_be_used_is_refused_by_name(text, message):
+    with pytest.raises(URDFError, match=message):
+        load_sdf(text)
+
+
+def test_a_loop_cut_at_a_prismatic_joint_is_refused_with_what_to_do():
+    text = planar_four_bar_sdf().replace(
+        '<joint name="coupler_follower" type="ball">', '<joint name="coupler_follower" '
+        'type="prismatic"><axis><xyz>1 0 0</xyz></axis>')
+    with pytest.raises(URDFError, match="'coupler_follower' \\(prismatic\\): a loop cannot be "
+                                        "cut there; name another joint of the loop in cut_joints"):
+        load_sdf(text)
+
+
+@pytest.mark.parametrize("joint, message", [
+    ('<joint name="j" type="screw"><parent>coupler</parent><child>follower</child></joint>',
+     "<gazebo> joint 'j': type 'screw' cannot close a loop here"),
+    ('<joint name="j" type="ball"><parent>coupler</parent><child>folower</child></joint>',
+     "<gazebo> joint 'j': <child> 'folower' is not a link of the robot"),
+])
+def test_a_gazebo_joint_that_cannot_close_the_loop_is_refused_by_name(joint, message):
+    text = planar_four_bar_urdf().replace("</robot>", f"<gazebo>{joint}</gazebo></robot>")
+    with pytest.raises(URDFError, match=message):
+        load_closed_chain(text)

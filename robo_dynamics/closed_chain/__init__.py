@@ -6,27 +6,35 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     tree.py            the spanning tree (every movable joint a coordinate) from a URDF
     tree_dynamics.py   its kinematics, frame Jacobians, RNEA and mass matrix
     closures.py        cut joints as Φ(q) = 0: Φ, Φ_q, γ; read from a params file
+    sdf.py             a closed mechanism from an SDF model (the loop cut where chosen)
+    urdf_closures.py   a URDF's <gazebo> joints as closures, its transmissions as motors
     partition.py       generalized coordinate partitioning (Wehage and Haug)
     mechanism.py       ClosedChain: position closure, q̇ = B v̇, inverse and forward dynamics
 """
 
 from .closures import Closure, closure, closures_from_parameters
 from .mechanism import ClosedChain
+from .sdf import load_sdf
 from .tree import KinematicTree, load_tree
+from .urdf_closures import gazebo_closures, transmission_joints
+from ..model.source import read_description
 
 
 def load_closed_chain(source, parameters=None, closures=(), actuated_joints=None,
                       gravity=(0.0, 0.0, -9.81), reference=None):
     """A ClosedChain from a URDF (text or path) and its closures: `closures` (Closure
-    objects) and those of `parameters` (a node's ros__parameters: loop_closures, and
-    actuated_joints unless given)."""
+    objects), the URDF's <gazebo> joints and those of `parameters` (a node's
+    ros__parameters: loop_closures). The motors: actuated_joints, else the parameters',
+    else the URDF's transmissions."""
     parameters = parameters or {}
-    tree = load_tree(source, gravity=gravity)
-    every = tuple(closures) + closures_from_parameters(parameters)
+    xml_text, _ = read_description(source)
+    tree = load_tree(xml_text, gravity=gravity)
+    every = (tuple(closures) + gazebo_closures(xml_text, tree)
+             + closures_from_parameters(parameters))
     if actuated_joints is None:
-        actuated_joints = parameters.get("actuated_joints", ())
+        actuated_joints = parameters.get("actuated_joints") or transmission_joints(xml_text)
     return ClosedChain(tree, every, tuple(actuated_joints), reference)
 
 
 __all__ = ["ClosedChain", "Closure", "KinematicTree", "closure", "closures_from_parameters",
-           "load_closed_chain", "load_tree"]
+           "load_closed_chain", "load_sdf", "load_tree"]

@@ -89,6 +89,61 @@ class KinematicTree:
                            f"{sorted(self.link_frames)}") from None
 
 
+class TreeBuilder:
+    """Collects a tree's bodies (parents first) and links, then builds the KinematicTree.
+    Each format's reader (a URDF here, an SDF model in sdf.py) feeds it."""
+
+    def __init__(self, name, base_link):
+        self.name, self.base_link = name, base_link
+        self.columns = {key: [] for key in ("names", "types", "links", "parent", "R", "p",
+                                            "axis", "limits", "dynamics")}
+        self.link_frames = {base_link: (BASE, np.eye(3), np.zeros(3))}
+        self.inertials = {}          # link → (mass, com, inertia) in the link's frame
+
+    def add_body(self, joint, kind, link, parent, R, p, axis, limits, dynamics):
+        """Body moved by joint `joint` (kind: revolute, continuous or prismatic) about/along
+        unit `axis` (joint frame), hanging from body `parent` (or BASE) at (R, p): parent body
+        → joint frame at q = 0. limits (lower, upper, velocity, effort), dynamics (damping,
+        friction). `link` is the body's own link (its frame the joint frame); None for a
+        massless body between the axes of a ball joint. Returns the body's index."""
+        c = self.columns
+        index = len(c["names"])
+        for key, value in (("names", joint), ("types", kind), ("links", link),
+                           ("parent", parent), ("R", R), ("p", p), ("axis", axis),
+                           ("limits", limits), ("dynamics", dynamics)):
+            c[key].append(value)
+        return index
+
+    def add_link(self, link, body, R, p, inertial):
+        """Link `link` fixed to `body` (or BASE) at (R, p) (a point x of the link's frame is
+        R x + p in the body's); inertial: (mass, com, inertia about the COM) in its frame."""
+        self.link_frames[link] = (body, np.asarray(R, dtype=float), np.asarray(p, dtype=float))
+        self.inertials[link] = inertial
+
+    def build(self, gravity, warnings=()):
+        c = self.columns
+        n = len(c["names"])
+        if n == 0:
+            raise URDFError(f"{self.name}: no movable joint: nothing moves")
+        mass, com, inertia = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
+        for link, (m, c_link, I) in self.inertials.items():
+            body, R, p = self.link_frames[link]
+            if body != BASE:
+                mass[body], com[body], inertia[body] = combine(
+                    mass[body], com[body], inertia[body], m, R @ c_link + p, R @ I @ R.T)
+        limits = np.array(c["limits"], dtype=float)
+        dynamics = np.array(c["dynamics"], dtype=float)
+        return KinematicTree(
+            name=self.name, base_link=self.base_link, joint_names=tuple(c["names"]),
+            joint_types=tuple(c["types"]), body_links=tuple(c["links"]),
+            parent=np.array(c["parent"], dtype=int), origin_rotation=np.array(c["R"]),
+            origin_translation=np.array(c["p"]), axis=np.array(c["axis"], dtype=float),
+            mass=mass, com=com, inertia=inertia, link_frames=dict(self.link_frames),
+            lower=limits[:, 0], upper=limits[:, 1], velocity_limit=limits[:, 2],
+            effort_limit=limits[:, 3], damping=dynamics[:, 0], friction=dynamics[:, 1],
+            gravity=gravity_vector(gravity), warnings=tuple(warnings))
+
+
 def load_tree(source, gravity=STANDARD_GRAVITY, strict=False):
     """The whole URDF as a KinematicTree: every revolute, continuous and prismatic joint a
     coordinate, fixed joints folded, every link's inertia lumped into the body it is fixed to.
@@ -111,49 +166,21 @@ def load_tree(source, gravity=STANDARD_GRAVITY, strict=False):
             raise URDFError(f"joint '{joint.name}': a mimic joint cannot be part of a closed "
                             "mechanism's tree; describe the coupling as a loop closure")
     root = next(name for name in links if name not in parents)
-    columns = {key: [] for key in ("names", "types", "links", "parent", "R", "p", "axis",
-                                   "limits", "dynamics")}
-    link_frames = {root: (BASE, np.eye(3), np.zeros(3))}
+    builder = TreeBuilder(robot.name, root)
+    notes = check_inertial(links[root], strict)
     stack = [(joint, BASE, np.eye(4)) for joint in reversed(children[root])]
     while stack:               # depth first: a body is numbered before its children
         joint, body, T_body_parent = stack.pop()
         T = T_body_parent @ origin_transform(joint.origin)
+        link = links[joint.child]
+        notes += check_inertial(link, strict)
         if joint.type == "fixed":
-            link_frames[joint.child] = (body, T[:3, :3], T[:3, 3])
+            builder.add_link(joint.child, body, T[:3, :3], T[:3, 3], link_inertial(link))
             stack += [(j, body, T) for j in reversed(children[joint.child])]
             continue
-        index = len(columns["names"])
-        columns["names"].append(joint.name)
-        columns["types"].append(joint.type)
-        columns["links"].append(joint.child)
-        columns["parent"].append(body)
-        columns["R"].append(T[:3, :3])
-        columns["p"].append(T[:3, 3])
-        columns["axis"].append(unit_axis(joint))
-        columns["limits"].append(joint_limits(joint))
-        columns["dynamics"].append(joint_dynamics(joint))
-        link_frames[joint.child] = (index, np.eye(3), np.zeros(3))
+        index = builder.add_body(joint.name, joint.type, joint.child, body, T[:3, :3],
+                                 T[:3, 3], unit_axis(joint), joint_limits(joint),
+                                 joint_dynamics(joint))
+        builder.add_link(joint.child, index, np.eye(3), np.zeros(3), link_inertial(link))
         stack += [(j, index, np.eye(4)) for j in reversed(children[joint.child])]
-    n = len(columns["names"])
-    if n == 0:
-        raise URDFError(f"{where}: no movable joint: nothing moves")
-    mass, com, inertia = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3))
-    notes = []
-    for link_name, (body, R, p) in link_frames.items():
-        notes += check_inertial(links[link_name], strict)
-        if body == BASE:
-            continue
-        m, c, I = link_inertial(links[link_name])
-        mass[body], com[body], inertia[body] = combine(mass[body], com[body], inertia[body],
-                                                       m, R @ c + p, R @ I @ R.T)
-    limits = np.array(columns["limits"], dtype=float)
-    dynamics = np.array(columns["dynamics"], dtype=float)
-    return KinematicTree(
-        name=robot.name, base_link=root, joint_names=tuple(columns["names"]),
-        joint_types=tuple(columns["types"]), body_links=tuple(columns["links"]),
-        parent=np.array(columns["parent"], dtype=int),
-        origin_rotation=np.array(columns["R"]), origin_translation=np.array(columns["p"]),
-        axis=np.array(columns["axis"]), mass=mass, com=com, inertia=inertia,
-        link_frames=link_frames, lower=limits[:, 0], upper=limits[:, 1],
-        velocity_limit=limits[:, 2], effort_limit=limits[:, 3], damping=dynamics[:, 0],
-        friction=dynamics[:, 1], gravity=gravity_vector(gravity), warnings=tuple(notes))
+    return builder.build(gravity, notes)
