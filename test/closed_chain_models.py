@@ -91,15 +91,15 @@ FOUR_BAR_PARAMETERS = {
                                            "xyz_b": [C, 0.0, 0.0]}}}
 
 
-def random_spatial_tree_urdf(seed=0):
-    """Two branches of three revolute joints each from one base, random axes, offsets and
-    inertias: a tree to check Φ_q and γ of every closure kind against finite differences
-    (the branches' ends need not meet)."""
+def random_spatial_tree_urdf(seed=0, joints=3):
+    """Two branches of `joints` revolute joints each from one base, random axes, offsets
+    and inertias (links a0.., b0..): a tree to check Φ_q and γ of every closure kind against
+    finite differences (the branches' ends need not meet)."""
     rng = np.random.default_rng(seed)
     parts = ['<robot name="spatial_tree"><link name="base"/>']
     for branch in ("a", "b"):
         parent = "base"
-        for k in range(3):
+        for k in range(joints):
             link = f"{branch}{k}"
             m = rng.uniform(0.5, 2.0)
             d = rng.uniform(0.01, 0.05, 3)

@@ -12,7 +12,8 @@ from closed_chain_models import (A, B, C, FOUR_BAR_PARAMETERS, THETA2_0, four_ba
                                  random_spatial_tree_urdf)
 from robo_dynamics.closed_chain import (ClosedChain, closure, closures_from_parameters,
                                         load_closed_chain, load_sdf, load_tree)
-from robo_dynamics.closed_chain.closures import constraint, constraint_jacobian, gamma
+from robo_dynamics.closed_chain.closures import Closure, constraint, constraint_jacobian, gamma
+from robo_dynamics.closed_chain.pinocchio_solver import PinocchioClosedChain
 from robo_dynamics.closed_chain.tree_dynamics import tree_kinematics
 from robo_dynamics.errors import ArgumentError, URDFError
 
@@ -260,3 +261,52 @@ def test_a_gazebo_joint_that_cannot_close_the_loop_is_refused_by_name(joint, mes
     text = planar_four_bar_urdf().replace("</robot>", f"<gazebo>{joint}</gazebo></robot>")
     with pytest.raises(URDFError, match=message):
         load_closed_chain(text)
+
+
+def spatial_loop(kind):
+    """Two random branches of four joints whose last links are joined by a `kind` closure
+    placed where they are at q = 0: 5, 3 or 2 degrees of freedom."""
+    tree = load_tree(random_spatial_tree_urdf(seed=7, joints=4))
+    kin = tree_kinematics(tree, np.zeros(tree.dof))
+    from robo_dynamics.closed_chain.tree_dynamics import frame_pose
+    _, R_a, p_a = frame_pose(tree, kin, "a3")
+    _, R_b, p_b = frame_pose(tree, kin, "b3")
+    R_w, p_w = R_a, p_a + R_a @ np.array([0.05, -0.02, 0.1])       # the cut joint's frame
+    cut = Closure("cut", kind, "a3", R_a.T @ R_w, R_a.T @ (p_w - p_a),
+                  "b3", R_b.T @ R_w, R_b.T @ (p_w - p_b))
+    return ClosedChain(tree, [cut])
+
+
+@pytest.mark.parametrize("kind, dof", [("point", 5), ("revolute", 3), ("weld", 2)])
+def test_the_in_house_closed_chain_equals_pinocchio_on_a_spatial_loop(kind, dof):
+    """Forward dynamics (q̈ and Φ_qᵀλ) at 30 closed states of a spatial loop, against
+    Pinocchio's constraintDynamics on the same tree built body by body."""
+    chain = spatial_loop(kind)
+    assert chain.dof == dof
+    reference = PinocchioClosedChain(chain)
+    rng = np.random.default_rng(8)
+    for _ in range(30):
+        goal = chain.reference.copy()
+        goal[list(chain.partition.v)] += rng.uniform(-0.05, 0.05, dof)
+        q = chain.close(goal, chain.reference)
+        qd = chain.velocities(q, rng.uniform(-1.0, 1.0, dof))
+        qdd, lam = chain.forward_dynamics(q, qd)
+        expected_qdd, expected_force = reference.forward_dynamics(q, qd)
+        scale = max(1.0, np.abs(expected_qdd).max())
+        np.testing.assert_allclose(qdd, expected_qdd, atol=1e-8 * scale)
+        np.testing.assert_allclose(chain.constraint_jacobian(q).T @ lam, expected_force,
+                                   atol=1e-8 * max(1.0, np.abs(expected_force).max()))
+
+
+@pytest.mark.parametrize("source", FOUR_BAR_SOURCES)
+def test_the_four_bar_motor_torque_equals_pinocchios_along_a_motion(source):
+    chain = FOUR_BAR_SOURCES[source]()
+    reference = PinocchioClosedChain(chain)
+    rng = np.random.default_rng(9)
+    for q, qd in closed_states(chain, 20, seed=10):
+        qdd = chain.accelerations(q, qd, rng.uniform(-10, 10, 1))
+        tau, lam = chain.inverse_dynamics(q, qd, qdd)
+        expected_tau, expected_force = reference.inverse_dynamics(q, qd, qdd)
+        np.testing.assert_allclose(tau, expected_tau, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(chain.constraint_jacobian(q).T @ lam, expected_force,
+                                   atol=1e-9)
