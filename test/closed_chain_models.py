@@ -168,3 +168,48 @@ def planar_four_bar_gazebo_urdf():
         '<transmission name="crank_drive"><type>transmission_interface/SimpleTransmission'
         '</type><joint name="crank_joint"><hardwareInterface>EffortJointInterface'
         '</hardwareInterface></joint></transmission></robot>']))
+
+
+# The spatial four-bar of Lee, Sohn, Kim and Yoo (§5.2, Appendix A): a crank on a revolute
+# joint to the ground, the coupler on a two-angle (universal) joint to the crank, a
+# follower on a revolute joint to the ground, the loop cut at the coupler–follower
+# spherical joint; q = (θ2, θ31, θ32, θ4). The paper's figure gives no dimensions; these
+# are chosen (a 10 cm crank about x, a 20 cm follower about y, a 40 cm coupler), the masses
+# those of aluminium bars of that size, roughly.
+SPATIAL_CRANK, SPATIAL_FOLLOWER = 0.10, 0.20                 # m
+SPATIAL_O4 = np.array([0.30, 0.25, 0.0])                     # m, the follower's pivot
+SPATIAL_COUPLER = SPATIAL_O4 + [0.0, 0.0, SPATIAL_FOLLOWER] - [0.0, 0.0, SPATIAL_CRANK]
+
+
+def _rod(name, mass, com, length):
+    i = mass * length ** 2 / 12.0
+    return (f'<link name="{name}"><inertial><origin xyz="{com[0]} {com[1]} {com[2]}"/>'
+            f'<mass value="{mass}"/><inertia ixx="{i + 1e-4}" ixy="0" ixz="0" iyy="{i + 2e-4}" '
+            f'iyz="0" izz="{i + 3e-4}"/></inertial></link>')
+
+
+def spatial_four_bar_urdf():
+    d = SPATIAL_COUPLER
+    u2 = np.cross([1.0, 0.0, 0.0], d)
+    u2 /= np.linalg.norm(u2)
+    joint = ('<joint name="{0}" type="revolute"><parent link="{1}"/><child link="{2}"/>'
+             '<origin xyz="{3} {4} {5}"/><axis xyz="{6} {7} {8}"/>'
+             '<limit lower="-6.3" upper="6.3" effort="100" velocity="20"/></joint>')
+    return "".join([
+        '<robot name="spatial_four_bar"><link name="ground"/>',
+        _rod("crank", 0.5, (0, 0, SPATIAL_CRANK / 2), SPATIAL_CRANK),
+        _rod("coupler_cross", 0.01, (0, 0, 0), 0.01),
+        _rod("coupler", 1.0, d / 2, float(np.linalg.norm(d))),
+        _rod("follower", 0.8, (0, 0, SPATIAL_FOLLOWER / 2), SPATIAL_FOLLOWER),
+        joint.format("crank_joint", "ground", "crank", 0, 0, 0, 1, 0, 0),
+        joint.format("coupler_joint_1", "crank", "coupler_cross", 0, 0, SPATIAL_CRANK, 1, 0, 0),
+        joint.format("coupler_joint_2", "coupler_cross", "coupler", 0, 0, 0, *u2),
+        joint.format("follower_joint", "ground", "follower", *SPATIAL_O4, 0, 1, 0),
+        '</robot>'])
+
+
+SPATIAL_FOUR_BAR_PARAMETERS = {
+    "loop_closures": {"names": ["spherical"],
+                      "spherical": {"type": "point", "link_a": "coupler",
+                                    "xyz_a": SPATIAL_COUPLER.tolist(), "link_b": "follower",
+                                    "xyz_b": [0.0, 0.0, SPATIAL_FOLLOWER]}}}

@@ -118,7 +118,7 @@ class ClosedChain:
         ArgumentError when the loop cannot close there (outside the mechanism's workspace,
         or singular)."""
         q = np.array(q, dtype=float)
-        closed = self._newton(q) if start is None else None
+        closed = self.newton(q) if start is None else None
         if closed is not None:
             return closed
         start = self.reference if start is None else np.asarray(start, dtype=float)
@@ -127,7 +127,7 @@ class ClosedChain:
             x = start.copy()
             for k in range(1, steps + 1):
                 x[v] = start[v] + k / steps * (q[v] - start[v])
-                x = self._newton(x)
+                x = self.newton(x)
                 if x is None:
                     break
             else:
@@ -137,7 +137,7 @@ class ClosedChain:
                             f"{np.round(q[v], 6).tolist()}: outside the mechanism's workspace "
                             "or at a singular pose")
 
-    def _newton(self, q):
+    def newton(self, q):
         """q with u solved by Newton's method from the given values, or None."""
         q = q.copy()
         u, rows = list(self.partition.u), list(self.partition.rows)

@@ -1,0 +1,85 @@
+"""A closed mechanism simulated by MuJoCo: an independent plant for closed_chain/.
+
+The tree is built body by body from the KinematicTree (so that a mechanism read from an SDF
+model gets one too); each closure becomes MuJoCo equality constraints, which hold where the
+model is built (q = 0, where the closures meet): a point closure a `connect`, a weld a
+`weld`, a revolute closure two `connect`s on its axis. MuJoCo solves them as stiff soft
+constraints (solref, solimp below): the loop stays closed to about 1e-7 m at the default
+step, not to the Newton tolerance of closed_chain/.
+"""
+
+import numpy as np
+
+import mujoco
+
+from ..closed_chain.tree import BASE
+
+SOLREF = (0.0, 1.0)                                # direct stiffness: set in __init__ from h
+SOLIMP = (0.9999, 0.9999, 0.001, 0.5, 2.0)
+AXIS_POINT = 0.1                                   # m: a revolute closure's second point
+BOUND_MASS, BOUND_INERTIA = 1e-9, 1e-12            # MuJoCo needs mass > 0 on moving bodies
+
+
+class MujocoClosedChain:
+    """A ClosedChain's tree and closures in MuJoCo, stepped at h [s] (RK4)."""
+
+    def __init__(self, chain, time_step=1e-4):
+        tree = chain.tree
+        spec = mujoco.MjSpec()
+        spec.compiler.boundmass, spec.compiler.boundinertia = BOUND_MASS, BOUND_INERTIA
+        spec.option.timestep = time_step
+        spec.option.integrator = mujoco.mjtIntegrator.mjINT_RK4
+        spec.option.gravity = np.asarray(tree.gravity, dtype=float)
+        bodies, self.names = {BASE: spec.worldbody}, []
+        for i in range(tree.dof):
+            quat = np.zeros(4)
+            mujoco.mju_mat2Quat(quat, np.ascontiguousarray(tree.origin_rotation[i]).ravel())
+            name = f"body_{tree.joint_names[i]}"
+            body = bodies[tree.parent[i]].add_body(name=name, pos=tree.origin_translation[i],
+                                                   quat=quat)
+            body.add_joint(name=tree.joint_names[i], axis=tree.axis[i],
+                           type=(mujoco.mjtJoint.mjJNT_SLIDE if tree.is_prismatic[i]
+                                 else mujoco.mjtJoint.mjJNT_HINGE))
+            I = tree.inertia[i]
+            body.mass, body.ipos = max(tree.mass[i], BOUND_MASS), tree.com[i]
+            body.fullinertia = [I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]]
+            body.explicitinertial = True
+            bodies[i] = body
+            self.names.append(name)
+        for c in chain.closures:
+            body_a, R_a, p_a = tree.link_frame(c.link_a)
+            body_b, _, _ = tree.link_frame(c.link_b)
+            names = [("world" if b == BASE else self.names[b]) for b in (body_a, body_b)]
+            if c.kind == "weld":
+                offsets, kind = [np.zeros(3)], mujoco.mjtEq.mjEQ_WELD
+            else:
+                offsets = [np.zeros(3)] + ([np.array([0, 0, AXIS_POINT])]
+                                           if c.kind == "revolute" else [])
+                kind = mujoco.mjtEq.mjEQ_CONNECT
+            for offset in offsets:
+                anchor = R_a @ (c.p_a + c.R_a @ offset) + p_a      # in body a's frame
+                equality = spec.add_equality(type=kind, objtype=mujoco.mjtObj.mjOBJ_BODY,
+                                             name1=names[0], name2=names[1])
+                equality.data[:3] = anchor
+                equality.solref = [-1e8, -2e4]      # stiffness, damping (negative: direct)
+                equality.solimp = SOLIMP
+        self.mj = spec.compile()
+        self.data = mujoco.MjData(self.mj)
+        joints = [self.mj.joint(name) for name in tree.joint_names]
+        self.qpos = np.array([j.qposadr[0] for j in joints])
+        self.dof = np.array([j.dofadr[0] for j in joints])
+        self.actuated = self.dof[list(chain.actuated)]
+
+    def set_state(self, q, qd):
+        self.data.qpos[self.qpos] = q
+        self.data.qvel[self.dof] = qd
+        mujoco.mj_forward(self.mj, self.data)
+
+    def run(self, duration, tau=None):
+        """Advance `duration` [s] with the motors' torques tau held; (q, q̇) at the end."""
+        self.data.qfrc_applied[:] = 0.0
+        if tau is not None:
+            self.data.qfrc_applied[self.actuated] = tau
+        for _ in range(int(round(duration / self.mj.opt.timestep))):
+            mujoco.mj_step(self.mj, self.data)
+        return self.data.qpos[self.qpos].copy(), self.data.qvel[self.dof].copy()
