@@ -13,7 +13,7 @@ from closed_chain_models import (A, B, C, FOUR_BAR_PARAMETERS, THETA2_0, four_ba
 from robo_dynamics.closed_chain import (ClosedChain, closure, closures_from_parameters,
                                         load_closed_chain, load_sdf, load_tree)
 from robo_dynamics.closed_chain.closures import Closure, constraint, constraint_jacobian, gamma
-from robo_dynamics.closed_chain.pinocchio_solver import PinocchioClosedChain
+from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain.tree_dynamics import tree_kinematics
 from robo_dynamics.errors import ArgumentError, URDFError
 

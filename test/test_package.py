@@ -36,7 +36,7 @@ ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
                 "robo_dynamics_interfaces", "std_srvs", "control_msgs", "lifecycle_msgs"}
-TEST_HELPERS = {"arm_matrix", "arm_matrix_fits", "bags", "conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
+TEST_HELPERS = {"arm_matrix", "arm_matrix_fits", "bags", "closed_chain_models", "conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
                 "robo_dynamics", "without_pinocchio",
                 "test_trajectory_action"}   # test_lifecycle_node.py reuses its client
 
@@ -154,7 +154,7 @@ def imported_modules(path):
 
 
 def test_the_core_imports_neither_rclpy_nor_pinocchio():
-    for layer in ("spatial", "model", "algorithms", "control", "simulation"):
+    for layer in ("spatial", "model", "algorithms", "closed_chain", "control", "simulation"):
         for path in (PACKAGE_DIR / layer).rglob("*.py"):
             modules = set(imported_modules(path))
             assert not modules & {"rclpy", "pinocchio"}, path
@@ -171,12 +171,14 @@ def importers_of(module):
             for path in PACKAGE_DIR.rglob("*.py") if module in imported_modules(path)}
 
 
-def test_only_the_pinocchio_backend_imports_pinocchio():
-    assert importers_of("pinocchio") == {"backends/pinocchio_backend.py"}
+def test_only_the_pinocchio_backends_import_pinocchio():
+    assert importers_of("pinocchio") == {"backends/pinocchio_backend.py",
+                                         "backends/pinocchio_closed_chain.py"}
 
 
-def test_only_the_mujoco_plant_imports_mujoco():
-    assert importers_of("mujoco") == {"simulation/mujoco_plant.py"}
+def test_only_the_mujoco_plants_import_mujoco():
+    assert importers_of("mujoco") == {"simulation/mujoco_plant.py",
+                                      "simulation/mujoco_closed_chain.py"}
 
 
 def test_compare_prints_both_backends_and_their_difference(capsys):

@@ -1,5 +1,5 @@
 """An independent plant: the arm simulated by MuJoCo, from the same URDF. The only module
-that imports mujoco.
+that imports mujoco besides mujoco_closed_chain.py (a closed mechanism).
 
 MuJoCo reads the chain's URDF itself (joints outside the chain made fixed, as the library
 locks them; links keep their own frames); nothing of the library's dynamics is used to
