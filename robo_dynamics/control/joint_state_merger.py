@@ -8,9 +8,11 @@ joint whose message carries none, or a non-finite one, has effort NaN (unknown).
 A rejected message changes nothing.
 
 A state is as old as its oldest joint: on the receiver's clock (when each joint's message
-arrived), and, where the messages carry header stamps, by how far its joints' measurement
-stamps lie apart. A burst of queued messages (a receiver starved for a while, then taking
-them all at once) must not join one driver's old measurement to another's new one.
+arrived), and, where the messages carry header stamps on the receiver's clock, by how far
+its joints' measurement stamps lie apart. A burst of queued messages (a receiver starved for
+a while, then taking them all at once) must not join one driver's old measurement to
+another's new one. A stamp more than SAME_CLOCK from the receiver's clock when it arrives is
+on another clock (a controller's time since boot, a sequence number) and is not compared.
 """
 
 import numpy as np
@@ -19,6 +21,7 @@ import numpy as np
 # of an arm (a continuous joint would need 160 turns); they are rejected before they can
 # overflow the dynamics.
 PLAUSIBLE = 1e3
+SAME_CLOCK = 10.0   # s: a stamp this close to the receiver's clock is taken to be on it
 
 
 class JointStateMerger:
@@ -49,7 +52,8 @@ class JointStateMerger:
         names, positions, velocities, efforts: the JointState fields (velocities may be
         empty: the velocity of those joints is then taken as zero; efforts may be empty:
         unknown). now: receipt time in seconds. stamp: the header's measurement time in
-        seconds (0: not stamped).
+        seconds (0: not stamped; compared with other joints' only when on the clock of
+        `now`, within SAME_CLOCK of it).
         The name → index mapping is kept from one message to the next while the names
         repeat, so a steady stream costs a few array operations per message.
         """
@@ -65,6 +69,7 @@ class JointStateMerger:
             return self._reject(f"{count} names but {len(velocities)} velocities")
         if len(efforts) not in (0, count):
             return self._reject(f"{count} names but {len(efforts)} efforts")
+        measured = stamp if abs(now - stamp) <= SAME_CLOCK else np.nan
         if self._target is None:    # exactly the chain in model order: check, then copy
             if not (_plausible(positions) and _plausible(velocities)):
                 return self._reject(self._fault(np.asarray(positions, dtype=float),
@@ -74,7 +79,7 @@ class JointStateMerger:
             self.qd[:] = velocities if len(velocities) else 0.0
             self.effort[:] = efforts if len(efforts) else np.nan
             self.received_at[:] = now
-            self.measured_at[:] = stamp if stamp > 0.0 else np.nan
+            self.measured_at[:] = measured
             return None
         q = np.asarray(positions, dtype=float)[self._source]
         qd = (np.asarray(velocities, dtype=float)[self._source] if len(velocities)
@@ -86,7 +91,7 @@ class JointStateMerger:
         self.effort[self._target] = (np.asarray(efforts, dtype=float)[self._source]
                                      if len(efforts) else np.nan)
         self.received_at[self._target] = now
-        self.measured_at[self._target] = stamp if stamp > 0.0 else np.nan
+        self.measured_at[self._target] = measured
         return None
 
     def _fault(self, q, qd):
