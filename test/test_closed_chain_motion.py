@@ -7,6 +7,7 @@ import pytest
 
 from closed_chain_models import SPATIAL_FOUR_BAR_PARAMETERS, spatial_four_bar_urdf
 from robo_dynamics.closed_chain import load_closed_chain
+from robo_dynamics.closed_chain.dae import BDF
 from robo_dynamics.closed_chain.integrators import (energy, runge_kutta_step,
                                                     trapezoidal_step)
 from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
@@ -62,3 +63,17 @@ def test_the_implicit_trapezoidal_rule_follows_the_explicit_integrator(fall):
         q, qd = trapezoidal_step(chain, q, qd, STEP)
     assert np.abs(chain.constraint(q)).max() < 1e-10
     np.testing.assert_allclose(q, states[50][0], atol=1e-5)
+
+
+def test_the_bdf_integrator_on_the_dae_converges_at_second_order(fall):
+    """Eq. 27 with its system Jacobian, BDF2 at 1 ms and 0.5 ms for 0.02 s: its error
+    against Runge–Kutta falls four-fold when the step halves, the loop stays closed."""
+    chain, states = fall
+    errors = []
+    for h in (1e-3, 5e-4):
+        integrator = BDF(chain, *states[0], h)
+        for _ in range(int(round(0.02 / h))):
+            q, qd = integrator.step()
+        assert np.abs(chain.constraint(q)).max() < 1e-10
+        errors.append(np.abs(q - states[20][0]).max())
+    assert 3.0 < errors[0] / errors[1] < 5.5 and errors[1] < 1e-5, errors

@@ -8,7 +8,8 @@ import pytest
 from closed_chain_models import (SPATIAL_FOUR_BAR_PARAMETERS, random_spatial_tree_urdf,
                                  spatial_four_bar_urdf)
 from robo_dynamics.closed_chain import ClosedChain, closure, load_closed_chain, load_tree
-from robo_dynamics.closed_chain.system_jacobian import (constraint_force_derivative, residual,
+from robo_dynamics.closed_chain.dae import residual
+from robo_dynamics.closed_chain.system_jacobian import (constraint_force_derivative,
                                                         rnea_derivatives, system_jacobian)
 from robo_dynamics.closed_chain.closures import constraint_jacobian
 from robo_dynamics.closed_chain.tree_dynamics import tree_kinematics, tree_rnea

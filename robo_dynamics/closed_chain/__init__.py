@@ -10,6 +10,9 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     urdf_closures.py   a URDF's <gazebo> joints as closures, its transmissions as motors
     partition.py       generalized coordinate partitioning (Wehage and Haug)
     mechanism.py       ClosedChain: position closure, q̇ = B v̇, inverse and forward dynamics
+    integrators.py     the reduced equations (eq. 11–12): Runge–Kutta, trapezoidal rule
+    system_jacobian.py ∂G/∂Y, ∂G/∂Y′ of eq. 27–29, analytically
+    dae.py             eq. 27 as a DAE and a BDF integrator on its system Jacobian
 """
 
 from .closures import Closure, closure, closures_from_parameters

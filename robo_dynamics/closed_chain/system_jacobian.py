@@ -137,21 +137,3 @@ def system_jacobian(chain, q, w, w_dot, lam):
     dG_dYp = np.block([[tree_mass_matrix(tree, q), np.zeros((n, n))],
                        [np.zeros((n, n)), -np.eye(n)]])
     return dG_dY, dG_dYp
-
-
-def residual(chain, Y, Y_prime, lam, tau=None):
-    """G(Y, Y′) (2n,) of eq. 27 (multipliers λ for the independent rows)."""
-    from .tree_dynamics import tree_rnea
-    from .closures import constraint_jacobian
-    n = chain.tree.dof
-    w, q = Y[:n], Y[n:]
-    w_dot, q_dot = Y_prime[:n], Y_prime[n:]
-    applied = np.zeros(n)
-    if tau is not None:
-        applied[list(chain.actuated)] = tau
-    kin = tree_kinematics(chain.tree, q)
-    every = np.zeros(sum(c.rows for c in chain.closures))
-    every[list(chain.partition.rows)] = lam
-    Phi_q = constraint_jacobian(chain.tree, chain.closures, kin)
-    top = tree_rnea(chain.tree, q, w, w_dot, kin=kin) + Phi_q.T @ every - applied
-    return np.concatenate((top, w - q_dot))
