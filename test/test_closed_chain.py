@@ -310,3 +310,25 @@ def test_the_four_bar_motor_torque_equals_pinocchios_along_a_motion(source):
         np.testing.assert_allclose(tau, expected_tau, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(chain.constraint_jacobian(q).T @ lam, expected_force,
                                    atol=1e-9)
+
+
+def test_the_partition_is_chosen_again_where_it_degrades():
+    """No motors: the four-bar's free coordinate is taken as the follower. Where the crank
+    and the coupler line up (the follower, a rocker, at its extreme) the follower cannot
+    drive them: Φ_u is singular there, and the partition is chosen again, well-conditioned."""
+    driven = load_closed_chain(planar_four_bar_urdf(), FOUR_BAR_PARAMETERS)   # by the crank
+    follower_at = lambda c: driven.close(np.array([c, 0.0, 0.0]), driven.reference)  # noqa
+    samples = np.linspace(-np.pi, np.pi, 61)       # the crank angle of the follower's maximum
+    best = samples[np.argmax([follower_at(c)[2] for c in samples])]
+    low, high = best - 0.1, best + 0.1
+    for _ in range(50):
+        a, b = low + (high - low) / 3, high - (high - low) / 3
+        low, high = (a, high) if follower_at(a)[2] < follower_at(b)[2] else (low, b)
+    extreme = follower_at(low)
+    tree = load_tree(planar_four_bar_urdf())
+    chain = ClosedChain(tree, closures_from_parameters(FOUR_BAR_PARAMETERS))
+    from robo_dynamics.closed_chain.partition import partition
+    chain.partition = partition(constraint_jacobian(tree, chain.closures,
+                                                    tree_kinematics(tree, chain.reference)), [2])
+    assert chain.condition(extreme) > 1e6
+    assert chain.ensure_partition(extreme).v != (2,) and chain.condition(extreme) < 1e3

@@ -57,6 +57,10 @@ class BDF:
     def step(self):
         """(q, q̇) one step later."""
         chain, n = self.chain, self.chain.tree.dof
+        rows = chain.partition.rows
+        if chain.ensure_partition(self.history[-1][n:]).rows != rows:   # λ's rows changed
+            self.lam = chain.forward_dynamics(self.history[-1][n:], self.history[-1][:n],
+                                              self.tau)[1]
         alpha, beta = self._formula()
         Y, lam = self.history[-1].copy(), self.lam.copy()
         r, K = len(lam), None

@@ -53,8 +53,9 @@ def _rates(chain, q_guess, y, tau):
 
 
 def runge_kutta_step(chain, q, qd, h, tau=None):
-    """(q, q̇) after one classical Runge–Kutta step h [s] of the reduced equations."""
-    v = list(chain.partition.v)
+    """(q, q̇) after one classical Runge–Kutta step h [s] of the reduced equations (the
+    partition chosen again first if it has become ill-conditioned)."""
+    v = list(chain.ensure_partition(q).v)
     y = np.concatenate((q[v], qd[v]))
     k1, _ = _rates(chain, q, y, tau)
     k2, _ = _rates(chain, q, y + 0.5 * h * k1, tau)
@@ -68,7 +69,7 @@ def runge_kutta_step(chain, q, qd, h, tau=None):
 def trapezoidal_step(chain, q, qd, h, tau=None):
     """(q, q̇) after one step h [s] of the trapezoidal rule on the reduced equations:
     y₁ = y₀ + h/2 (f(y₀) + f(y₁)), solved for y₁ by Newton's method."""
-    v, d = list(chain.partition.v), chain.dof
+    v, d = list(chain.ensure_partition(q).v), chain.dof
     y0 = np.concatenate((q[v], qd[v]))
     f0, _ = _rates(chain, q, y0, tau)
     y1 = y0 + h * f0

@@ -100,12 +100,19 @@ class ClosedChain:
         return gamma(self.tree, self.closures, tree_kinematics(self.tree, q), qd)[
             list(self.partition.rows)]
 
-    def repartition(self, q):
-        """Choose the partition again at q (the motors' when they are independent there);
-        needed when Φ_u's condition number passes CONDITION_LIMIT."""
-        Phi_q = constraint_jacobian(self.tree, self.closures, tree_kinematics(self.tree, q))
-        self.partition = (partition(Phi_q, self.actuated) if self.fully_actuated
-                          else partition(Phi_q))
+    def condition(self, q):
+        """The condition number of Φ_u at q (the partition's dependent columns)."""
+        u = list(self.partition.u)
+        return float(np.linalg.cond(self.constraint_jacobian(q)[:, u])) if u else 1.0
+
+    def ensure_partition(self, q):
+        """The partition, chosen again at q (Gaussian elimination with full pivoting) when
+        Φ_u's condition number there passes CONDITION_LIMIT: near a pose where the current
+        dependent coordinates cannot follow the independent ones (a rocker at its extreme).
+        A mechanism whose motors are its independent coordinates keeps them."""
+        if not self.fully_actuated and self.condition(q) > CONDITION_LIMIT:
+            Phi_q = constraint_jacobian(self.tree, self.closures, tree_kinematics(self.tree, q))
+            self.partition = partition(Phi_q)
         return self.partition
 
     # -- positions, velocities, accelerations --------------------------------------------
