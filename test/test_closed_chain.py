@@ -332,3 +332,35 @@ def test_the_partition_is_chosen_again_where_it_degrades():
                                                     tree_kinematics(tree, chain.reference)), [2])
     assert chain.condition(extreme) > 1e6
     assert chain.ensure_partition(extreme).v != (2,) and chain.condition(extreme) < 1e3
+
+
+@pytest.mark.parametrize("kind, dof", [("point", 5), ("revolute", 3), ("weld", 2)])
+def test_lambda_through_the_loop_inverts_the_constrained_mobility(kind, dof):
+    """Λ of a point on a spatial loop against the KKT form: at rest, without gravity, a
+    wrench F at the point gives J q̈ = Λ⁻¹ F with q̈ from [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] =
+    [Jᵀ F; 0]; Λ is the pseudo-inverse of that Λ⁻¹ (a point of a1 moves in the directions
+    its two joints and the loop leave it)."""
+    from robo_dynamics.closed_chain.tree_dynamics import (frame_jacobian, frame_pose,
+                                                          tree_mass_matrix)
+    chain = spatial_loop(kind)
+    tree = chain.tree
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        goal = chain.reference.copy()
+        goal[list(chain.partition.v)] += rng.uniform(-0.05, 0.05, dof)
+        q = chain.close(goal, chain.reference)
+        point = np.array([0.02, 0.05, -0.03])
+        Lambda = chain.operational_space_inertia(q, "a1", point).Lambda
+        kin = tree_kinematics(tree, q)
+        body, _, p = frame_pose(tree, kin, "a1", np.eye(3), point)
+        J = frame_jacobian(tree, kin, body, p)
+        Phi_q = chain.constraint_jacobian(q)
+        r = Phi_q.shape[0]
+        K = np.block([[tree_mass_matrix(tree, q, kin), Phi_q.T], [Phi_q, np.zeros((r, r))]])
+        mobility = J @ np.linalg.inv(K)[:tree.dof, :tree.dof] @ J.T      # Λ⁻¹, rank ≤ dof
+        rank = np.linalg.matrix_rank(mobility, tol=1e-9 * np.abs(mobility).max())
+        assert rank == np.linalg.matrix_rank(Lambda, tol=1e-9 * np.abs(Lambda).max()) >= 2
+        np.testing.assert_allclose(mobility @ Lambda @ mobility, mobility,
+                                   atol=1e-9 * np.abs(mobility).max())
+        np.testing.assert_allclose(Lambda @ mobility @ Lambda, Lambda,
+                                   atol=1e-9 * np.abs(Lambda).max())

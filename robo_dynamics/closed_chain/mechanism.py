@@ -19,10 +19,12 @@ the independent coordinates (eq. 10, its Q^u = −h_u).
 
 import numpy as np
 
+from ..algorithms.operational_space import operational_space
 from ..errors import ArgumentError, URDFError
 from .closures import constraint, constraint_jacobian, gamma
 from .partition import partition
-from .tree_dynamics import tree_kinematics, tree_mass_matrix, tree_rnea
+from .tree_dynamics import (frame_jacobian, frame_pose, tree_kinematics, tree_mass_matrix,
+                            tree_rnea)
 
 CLOSURE_TOLERANCE = 1e-6      # m (rad): how far apart closure frames may be where given
 NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
@@ -215,3 +217,14 @@ class ClosedChain:
         K = np.block([[M, Phi_q.T], [Phi_q, np.zeros((r, r))]])
         solution = np.linalg.solve(K, np.concatenate((applied - h, self.gamma(q, qd))))
         return solution[:n], solution[n:]
+
+    def operational_space_inertia(self, q, link, point=(0.0, 0.0, 0.0)):
+        """OperationalSpace (algorithms/operational_space.py) of a point of `link` (`point`
+        [m] in the link's frame) through the loops: Λ = (J_v M̂⁻¹ J_vᵀ)⁻¹ with J_v = J B
+        (6, d), rows [linear; angular], base axes, and M̂ = Bᵀ M B. The mechanism moves the
+        point in at most d directions; Λ has zero inertia in the others."""
+        kin = tree_kinematics(self.tree, q)
+        body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
+        B = self.velocity_transformation(q)
+        J = frame_jacobian(self.tree, kin, body, p) @ B
+        return operational_space(J, B.T @ tree_mass_matrix(self.tree, q, kin) @ B)
