@@ -213,3 +213,65 @@ SPATIAL_FOUR_BAR_PARAMETERS = {
                       "spherical": {"type": "point", "link_a": "coupler",
                                     "xyz_a": SPATIAL_COUPLER.tolist(), "link_b": "follower",
                                     "xyz_b": [0.0, 0.0, SPATIAL_FOLLOWER]}}}
+
+
+def parallelogram_arm_urdf(rear=0.25):
+    """A palletizer's arm in the x–z plane (joints about −y): the upper arm (motor
+    shoulder_joint) and the rear link (motor rear_joint) turn about the same shoulder axis;
+    the forearm hangs from the upper arm (passive elbow_joint) and reaches 0.25 m behind the
+    elbow; a rod on the rear link's end (passive rod_joint) meets that point: the loop is cut
+    there (PARALLELOGRAM_PARAMETERS). rear = 0.25 m: a parallelogram (the forearm keeps the
+    rear link's angle); another length: a general four-bar. Drawn with the upper arm at 60°
+    and the forearm at −10°; a 10 kg load at the forearm's end."""
+    upper, fore, back = 0.8, 1.0, 0.25
+    shoulder = np.array([0.0, 0.0, 0.5])
+    u = np.radians(60.0)
+    f = np.radians(-10.0)
+    d_u, d_f = np.array([np.cos(u), 0, np.sin(u)]), np.array([np.cos(f), 0, np.sin(f)])
+    elbow = shoulder + upper * d_u
+    behind = elbow - back * d_f                    # the forearm's rear point
+    rear_end = shoulder - rear * d_f
+    rod = behind - rear_end
+    rod_angle, rod_length = np.arctan2(rod[2], rod[0]), float(np.linalg.norm(rod))
+    rear_angle = np.arctan2(-d_f[2], -d_f[0])
+    joint = ('<joint name="{0}" type="revolute"><parent link="{1}"/><child link="{2}"/>'
+             '<origin xyz="{3} 0 {4}" rpy="0 {5} 0"/><axis xyz="0 -1 0"/>'
+             '<limit lower="-6.3" upper="6.3" effort="2000" velocity="3"/></joint>')
+    return "".join([
+        '<robot name="parallelogram_arm"><link name="base_link"/>',
+        _rod_planar("upper_arm", 25.0, upper), _rod_planar("rear_link", 8.0, rear),
+        _rod_planar("rod", 6.0, rod_length),
+        f'<link name="forearm"><inertial><origin xyz="{(fore - back) / 2 + 0.1} 0 0"/>'
+        '<mass value="28.0"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="3.2" iyz="0" izz="3.2"/>'
+        '</inertial></link>',
+        joint.format("shoulder_joint", "base_link", "upper_arm", *shoulder[[0, 2]], -u),
+        joint.format("elbow_joint", "upper_arm", "forearm", upper, 0, -(f - u)),
+        joint.format("rear_joint", "base_link", "rear_link", *shoulder[[0, 2]], -rear_angle),
+        joint.format("rod_joint", "rear_link", "rod", rear, 0, -(rod_angle - rear_angle)),
+        '</robot>']), rod_length
+
+
+def _rod_planar(name, mass, length):
+    i = mass * length ** 2 / 12.0
+    return (f'<link name="{name}"><inertial><origin xyz="{length / 2} 0 0"/>'
+            f'<mass value="{mass}"/><inertia ixx="{i / 20}" ixy="0" ixz="0" iyy="{i}" iyz="0" '
+            f'izz="{i}"/></inertial></link>')
+
+
+def parallelogram_parameters(rod_length):
+    return {"actuated_joints": ["shoulder_joint", "rear_joint"],
+            "loop_closures": {"names": ["rod_end"],
+                              "rod_end": {"type": "point", "link_a": "rod",
+                                          "xyz_a": [rod_length, 0.0, 0.0], "link_b": "forearm",
+                                          "xyz_b": [-0.25, 0.0, 0.0]}}}
+
+
+def parallelogram_holding_torque(shoulder, rear, g=9.81):
+    """(τ_shoulder, τ_rear) [N·m] holding the parallelogram arm (rear = 0.25) at motor
+    angles (shoulder, rear) from where it is drawn: virtual work, τ = ∂V/∂θ with the links'
+    absolute angles: the upper arm and the rod at 60° + shoulder, the forearm at −10° + rear
+    and the rear link at 170° + rear (the parallelogram keeps them so)."""
+    up, fo, re = np.radians(60.0) + shoulder, np.radians(-10.0) + rear, np.radians(170.0) + rear
+    tau_shoulder = g * (25.0 * 0.4 + 28.0 * 0.8 + 6.0 * 0.4) * np.cos(up)
+    tau_rear = g * (28.0 * 0.475 * np.cos(fo) + 8.0 * 0.125 * np.cos(re) + 6.0 * 0.25 * np.cos(re))
+    return np.array([tau_shoulder, tau_rear])
