@@ -321,9 +321,10 @@ def test_a_burst_joining_an_old_measurement_to_new_ones_is_stale():
     assert back.command is not None and [e.kind for e in back.events] == ["resumed"]
     for b_stamp in (0.0, 5000.0):   # b unstamped, or on another clock: receipt times only
         other = controller()
-        for k in range(5):
-            other.step(a, list(Q[3:]), [], [], k * DT, stamp=k * DT)
-            cycle = other.step(b, list(Q[:3]), [], [], k * DT, stamp=b_stamp and b_stamp + k)
+        for k in range(5):         # at 3 s: an unstamped 0 would be 3 s behind a's stamps
+            now = 3.0 + k * DT
+            other.step(a, list(Q[3:]), [], [], now, stamp=now)
+            cycle = other.step(b, list(Q[:3]), [], [], now, stamp=b_stamp and b_stamp + k)
         assert cycle.command is not None and other.counts["stale"] == 0
 
 

@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import URDFError
-from ..spatial.rotations import rpy_to_matrix
+from ..spatial.rotations import rotation_vector, rpy_to_matrix
 from .tree_dynamics import frame_jacobian, frame_motion, frame_pose, tree_motion
 
 ROWS = {"point": 3, "revolute": 5, "weld": 6}
@@ -93,21 +93,6 @@ def closures_from_parameters(parameters):
     if len(set(names)) != len(names):
         raise URDFError(f"loop_closures: names repeat: {names}")
     return tuple(out)
-
-
-def rotation_vector(R):
-    """The rotation vector θ a (|θ| ≤ π) of a rotation matrix: R = exp([θ a]×)."""
-    cos = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    angle = np.arccos(cos)
-    vee = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    if angle < 1e-6:
-        return vee / 2.0
-    if np.pi - angle < 1e-6:             # a half turn: the axis from R + I
-        axis = np.sqrt(np.maximum((np.diag(R) + 1.0) / 2.0, 0.0))
-        k = int(np.argmax(axis))
-        axis = (R[k] + np.eye(3)[k]) / (2.0 * axis[k])
-        return angle * axis / np.linalg.norm(axis)
-    return angle * vee / (2.0 * np.sin(angle))
 
 
 class ClosureFrames:

@@ -49,7 +49,7 @@ def _state(chain, q_guess, v, v_dot):
 def _rates(chain, q_guess, y, tau):
     d = chain.dof
     q, qd = _state(chain, q_guess, y[:d], y[d:])
-    return np.concatenate((y[d:], reduced_acceleration(chain, q, qd, tau))), q
+    return np.concatenate((y[d:], reduced_acceleration(chain, q, qd, tau)))
 
 
 def runge_kutta_step(chain, q, qd, h, tau=None):
@@ -57,10 +57,10 @@ def runge_kutta_step(chain, q, qd, h, tau=None):
     partition chosen again first if it has become ill-conditioned)."""
     v = list(chain.ensure_partition(q).v)
     y = np.concatenate((q[v], qd[v]))
-    k1, _ = _rates(chain, q, y, tau)
-    k2, _ = _rates(chain, q, y + 0.5 * h * k1, tau)
-    k3, _ = _rates(chain, q, y + 0.5 * h * k2, tau)
-    k4, _ = _rates(chain, q, y + h * k3, tau)
+    k1 = _rates(chain, q, y, tau)
+    k2 = _rates(chain, q, y + 0.5 * h * k1, tau)
+    k3 = _rates(chain, q, y + 0.5 * h * k2, tau)
+    k4 = _rates(chain, q, y + h * k3, tau)
     y = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
     d = chain.dof
     return _state(chain, q, y[:d], y[d:])
@@ -71,11 +71,11 @@ def trapezoidal_step(chain, q, qd, h, tau=None):
     y₁ = y₀ + h/2 (f(y₀) + f(y₁)), solved for y₁ by Newton's method."""
     v, d = list(chain.ensure_partition(q).v), chain.dof
     y0 = np.concatenate((q[v], qd[v]))
-    f0, _ = _rates(chain, q, y0, tau)
+    f0 = _rates(chain, q, y0, tau)
     y1 = y0 + h * f0
 
     def residual(y):
-        f, _ = _rates(chain, q, y, tau)
+        f = _rates(chain, q, y, tau)
         return y - y0 - 0.5 * h * (f0 + f)
 
     for _ in range(IMPLICIT_ITERATIONS):

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..algorithms.rnea import body_wrenches
 from ..spatial.inertia import spatial_inertia_about_origin
-from ..spatial.rotations import axis_angle_matrix, cross
+from ..spatial.rotations import axis_angle_matrix
 from .tree import BASE
 
 TreeKinematics = collections.namedtuple("TreeKinematics", [
@@ -145,7 +145,3 @@ def frame_pose(tree, kin, link, R_link=np.eye(3), p_link=np.zeros(3)):
         return body, R_frame, p_frame
     return body, kin.R[body] @ R_frame, kin.o[body] + kin.R[body] @ p_frame
 
-
-def cross_rows(a, B):
-    """a × b for each row b of B (k, 3)."""
-    return cross(np.broadcast_to(a, B.shape), B)

@@ -36,28 +36,13 @@ import numpy as np
 from ..algorithms import small_linalg
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
+from ..spatial.rotations import rotation_vector
 from .momentum_observer import COLLISION, UNKNOWN, as_contact
 from .trajectory import Motion
 
 CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE = "cartesian_impedance", "operational_space"
 LAWS = (CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE)
 STIFFNESS_MARGIN = 4.0   # a stiffness is refused unless 4 × it keeps the sampled loop stable
-
-
-def rotation_vector(R):
-    """φ (3,) with R = exp([φ]×), |φ| ≤ π (the logarithm of a rotation matrix)."""
-    c = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
-    angle = math.acos(c)
-    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    if angle < 1e-6:
-        return w                             # sin θ ≈ θ: w ≈ θ a
-    if angle < math.pi - 1e-6:
-        return (angle / math.sin(angle)) * w
-    # θ ≈ π: the axis from the symmetric part, R + I = 2 a aᵀ (its largest column)
-    B = 0.5 * (R + np.eye(3))
-    k = int(np.argmax(np.diag(B)))
-    axis = B[:, k] / math.sqrt(max(B[k, k], 1e-300))
-    return angle * axis * (1.0 if axis @ w >= 0.0 else -1.0)
 
 
 def pose_error(R, p, R_d, p_d, max_position_error, max_orientation_error):

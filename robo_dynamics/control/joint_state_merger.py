@@ -43,6 +43,7 @@ class JointStateMerger:
         self.measured_at = np.full(n, np.nan)      # header stamps [s]; NaN: not stamped
         self.rejected = 0
         self._complete = False
+        self._one_message = True   # every joint from the last message: its stamps coincide
         self._names = None       # names of the last accepted message, and where the chain
         self._source = self._target = np.zeros(0, dtype=int)   # joints are in it
 
@@ -69,7 +70,7 @@ class JointStateMerger:
             return self._reject(f"{count} names but {len(velocities)} velocities")
         if len(efforts) not in (0, count):
             return self._reject(f"{count} names but {len(efforts)} efforts")
-        measured = stamp if abs(now - stamp) <= SAME_CLOCK else np.nan
+        measured = stamp if stamp > 0.0 and abs(now - stamp) <= SAME_CLOCK else np.nan
         if self._target is None:    # exactly the chain in model order: check, then copy
             if not (_plausible(positions) and _plausible(velocities)):
                 return self._reject(self._fault(np.asarray(positions, dtype=float),
@@ -80,6 +81,7 @@ class JointStateMerger:
             self.effort[:] = efforts if len(efforts) else np.nan
             self.received_at[:] = now
             self.measured_at[:] = measured
+            self._one_message = True
             return None
         q = np.asarray(positions, dtype=float)[self._source]
         qd = (np.asarray(velocities, dtype=float)[self._source] if len(velocities)
@@ -92,6 +94,7 @@ class JointStateMerger:
                                      if len(efforts) else np.nan)
         self.received_at[self._target] = now
         self.measured_at[self._target] = measured
+        self._one_message = False
         return None
 
     def _fault(self, q, qd):
@@ -139,8 +142,10 @@ class JointStateMerger:
     def age(self, now):
         """Seconds since the oldest chain joint was last received (inf before complete), or,
         if larger, how long before the newest stamp the oldest stamped joint was measured."""
-        spread = self.measured_at.max() - self.measured_at.min()   # NaN if any unstamped
         received = float(now - self.received_at.min())
+        if self._one_message:                 # one driver's message: nothing to compare
+            return received
+        spread = self.measured_at.max() - self.measured_at.min()   # NaN if any unstamped
         return received if not spread > received else float(spread)
 
     def stale_joints(self, now, timeout):

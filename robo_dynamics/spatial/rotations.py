@@ -1,5 +1,7 @@
 """Rotation matrices, skew matrices and cross products (NumPy, batched over leading axes)."""
 
+import math
+
 import numpy as np
 
 
@@ -57,3 +59,19 @@ def axis_angle_matrix(axis, angle):
     s = np.sin(angle)[..., None, None]
     c = np.cos(angle)[..., None, None]
     return np.eye(3) + s * K + (1.0 - c) * (K @ K)
+
+
+def rotation_vector(R):
+    """φ (3,) with R = exp([φ]×), |φ| ≤ π (the logarithm of a rotation matrix)."""
+    c = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
+    angle = math.acos(c)
+    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if angle < 1e-6:
+        return w                             # sin θ ≈ θ: w ≈ θ a
+    if angle < math.pi - 1e-6:
+        return (angle / math.sin(angle)) * w
+    # θ ≈ π: the axis from the symmetric part, R + I = 2 a aᵀ (its largest column)
+    B = 0.5 * (R + np.eye(3))
+    k = int(np.argmax(np.diag(B)))
+    axis = B[:, k] / math.sqrt(max(B[k, k], 1e-300))
+    return angle * axis * (1.0 if axis @ w >= 0.0 else -1.0)
