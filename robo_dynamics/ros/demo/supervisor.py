@@ -11,6 +11,7 @@ from .scenario import (ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, IDENTIFY_ARM_KP,
                        JOINT_FRICTION, LEAD_IN, Q0, TIP_STIFFNESS, desired)
 
 SUPERVISORS = itertools.count(1)     # the supervisors' node names: one each
+ASKS, ASK_SECONDS = 24, 5.0          # found(): the parameter query, asked again while dropped
 
 
 def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_expected=False):
@@ -221,8 +222,15 @@ class Supervisor:
         client = self.node.create_client(GetParameters, "/dynamics_node/get_parameters")
         try:
             self.spin_until(client.service_is_ready, "dynamics_node's parameters not found")
-            answer = client.call_async(GetParameters.Request(names=["kp"]))
-            self.spin_until(answer.done, "dynamics_node did not answer")
+            for _ in range(ASKS):
+                # Fast DDS drops a response to a client whose reader the node has not yet
+                # matched (the node logs "failed to send response": ros2/rmw_fastrtps#842):
+                # discovery is still under way, which is what this waits for; ask again
+                answer = client.call_async(GetParameters.Request(names=["kp"]))
+                if spin_until(self.executor, answer.done, ASK_SECONDS, self.processes):
+                    break
+                client.remove_pending_request(answer)
+            self.spin_until(answer.done, "dynamics_node did not answer", ASK_SECONDS)
         finally:
             self.node.destroy_client(client)
 
