@@ -13,6 +13,7 @@ from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
 from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
 
 POSES = [(0.0, 0.0), (0.3, -0.2), (-0.3, 0.4), (0.5, 0.3), (-0.2, -0.35)]   # motor offsets
+FOUR_BAR_POSES = [(0.3, -0.2), (0.5, 0.3), (-0.2, -0.35), (-0.3, -0.1)]  # where rear=0.32 closes
 
 
 def arm(rear=0.25):
@@ -71,3 +72,88 @@ def test_in_mujoco_the_loops_torques_hold_the_arm_and_the_cut_trees_let_it_fall(
         q_end, _ = plant.run(0.2, torque)
         drift[name] = np.abs(q_end - q)[list(chain.actuated)].max()
     assert drift["loop"] < 1e-5 and drift["cut tree"] > 0.05, drift
+
+
+def mimic_coupling(chain):
+    """G (n, k): what a mimic-joint model of the arm says, q = q_ref + G Δu for motor offsets
+    Δu, each passive joint a fixed multiple of the motors (URDF <mimic>: multiplier, offset).
+    Its multipliers are the loop's velocity ratios at the reference pose (B there, columns
+    in actuated_joints order): the best a constant coupling can do."""
+    B = chain.velocity_transformation(chain.reference)
+    v = list(chain.partition.v)
+    return B[:, [v.index(i) for i in chain.actuated]]
+
+
+def mimic_holding_torque(chain, G, motors):
+    """(q the mimic model places the joints at, τ = Gᵀ τ_tree there): what a tree with
+    mimic joints computes to hold the arm at motor offsets `motors` (the coupled system's
+    torques, as load_robot's mimic chains compute them)."""
+    q = chain.reference + G @ np.asarray(motors, float)
+    zero = np.zeros(chain.tree.dof)
+    return q, G.T @ tree_rnea(chain.tree, q, zero, zero)
+
+
+def test_a_mimic_model_holds_the_parallelogram_but_knows_no_constraint_force():
+    """The parallelogram's coupling is exactly linear (multipliers ±1): the mimic model's
+    motor torques equal the loop's (and so virtual work's) at every pose, but it has no
+    constraint force: the rod's pull, which the loop's multipliers give and Pinocchio's
+    constraint dynamics confirm, hundreds of newtons that a mimic model cannot report."""
+    chain = arm()
+    G = mimic_coupling(chain)
+    np.testing.assert_allclose(G, [[1, 0], [-1, 1], [0, 1], [1, -1]], atol=1e-10)
+    reference = PinocchioClosedChain(chain)
+    zero = np.zeros(4)
+    for motors in POSES:
+        q = pose(chain, motors)
+        tau, lam = chain.inverse_dynamics(q, zero, zero)
+        q_mimic, tau_mimic = mimic_holding_torque(chain, G, motors)
+        np.testing.assert_allclose(q_mimic, q, atol=1e-10)
+        np.testing.assert_allclose(tau_mimic, tau, rtol=1e-10)
+        generalized = chain.constraint_jacobian(q).T @ lam               # Φ_qᵀλ [N·m]
+        np.testing.assert_allclose(generalized, reference.inverse_dynamics(q, zero, zero)[1],
+                                   rtol=1e-8, atol=1e-8)
+        assert np.linalg.norm(lam) > 100.0, lam                          # N, at the rod's end
+
+
+PARALLELOGRAM_MULTIPLIERS = np.array([[1, 0], [-1, 1], [0, 1], [1, -1]], float)
+
+
+def test_a_mimic_model_of_a_four_bar_is_exact_only_where_its_multipliers_were_taken():
+    """A 7 cm longer rear link: a four-bar whose velocity ratios change with the pose. Two
+    mimic models: the parallelogram's multipliers (±1, what one writes taking it for a
+    parallelogram) and the ratios at the reference pose (the best a constant coupling can
+    do; it equals the loop there). At motor offsets of 0.2–0.5 rad both place the passive
+    joints away from where the loop closes and their holding torques are off (the loop's:
+    virtual work, Pinocchio; tests above); on MuJoCo's arm they let it move while the
+    loop's hold it. The figures (printed) are in docs/closed-chains.md."""
+    chain = arm(rear=0.32)
+    couplings = {"±1": PARALLELOGRAM_MULTIPLIERS, "tangent": mimic_coupling(chain)}
+    zero = np.zeros(4)
+    _, tau_mimic = mimic_holding_torque(chain, couplings["tangent"], (0.0, 0.0))
+    np.testing.assert_allclose(tau_mimic, chain.inverse_dynamics(chain.reference, zero,
+                                                                  zero)[0], rtol=1e-10)
+    figures = {name: [] for name in couplings}
+    for motors in FOUR_BAR_POSES:
+        q = pose(chain, motors)
+        tau, _ = chain.inverse_dynamics(q, zero, zero)
+        for name, G in couplings.items():
+            q_mimic, tau_mimic = mimic_holding_torque(chain, G, motors)
+            figures[name].append((np.degrees(np.abs(q_mimic - q).max()),
+                                  np.abs(tau_mimic - tau).max() / np.abs(tau).max()))
+    for name, rows in figures.items():
+        print(name, [f"{d:.2f}°, {100 * t:.1f} %" for d, t in rows])
+    assert all(d > 2.0 and t > 0.1 for d, t in figures["±1"]), figures
+    assert all(d > 0.05 and t > 0.005 for d, t in figures["tangent"]), figures
+    motors = (0.3, -0.2)
+    q = pose(chain, motors)
+    drift = {"loop": chain.inverse_dynamics(q, zero, zero)[0]}
+    drift.update({name: mimic_holding_torque(chain, G, motors)[1]
+                  for name, G in couplings.items()})
+    for name, torque in drift.items():
+        plant = MujocoClosedChain(chain, time_step=1e-4)
+        plant.set_state(q, zero)
+        q_end, _ = plant.run(0.2, torque)
+        drift[name] = np.abs(q_end - q)[list(chain.actuated)].max()
+    print(drift)
+    assert drift["loop"] < 1e-5, drift
+    assert drift["tangent"] > 100 * drift["loop"] and drift["±1"] > 100 * drift["loop"], drift
