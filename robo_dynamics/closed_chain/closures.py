@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import URDFError
-from ..spatial.rotations import rotation_vector, rpy_to_matrix
+from ..spatial.rotations import cross, rotation_vector, rpy_to_matrix
 from .tree_dynamics import frame_jacobian, frame_motion, frame_pose, tree_motion
 
 ROWS = {"point": 3, "revolute": 5, "weld": 6}
@@ -130,7 +130,7 @@ def constraint_jacobian(tree, closures, kin):
         rows.append(J_b[:3] - J_a[:3])
         if c.kind == "revolute":
             z_b = R_b[:, 2]
-            rows.append(np.array([np.cross(R_a[:, k], z_b) for k in (0, 1)]) @ (J_a[3:] - J_b[3:]))
+            rows.append(np.array([cross(R_a[:, k], z_b) for k in (0, 1)]) @ (J_a[3:] - J_b[3:]))
         elif c.kind == "weld":
             rows.append(J_b[3:] - J_a[3:])
     return np.vstack(rows) if rows else np.zeros((0, tree.dof))
@@ -146,13 +146,13 @@ def gamma(tree, closures, kin, qd):
         _, w_b, acc_b, wd_b = frame_motion(motion, body_b, p_b)
         rows.append(-(acc_b - acc_a))
         if c.kind == "revolute":
-            z_b, dz_b = R_b[:, 2], np.cross(w_b, R_b[:, 2])
+            z_b, dz_b = R_b[:, 2], cross(w_b, R_b[:, 2])
             out = []
             for k in (0, 1):
                 x = R_a[:, k]
-                dx = np.cross(w_a, x)
-                out.append(-((np.cross(dx, z_b) + np.cross(x, dz_b)) @ (w_a - w_b)
-                             + np.cross(x, z_b) @ (wd_a - wd_b)))
+                dx = cross(w_a, x)
+                out.append(-((cross(dx, z_b) + cross(x, dz_b)) @ (w_a - w_b)
+                             + cross(x, z_b) @ (wd_a - wd_b)))
             rows.append(out)
         elif c.kind == "weld":
             rows.append(-(wd_b - wd_a))

@@ -24,7 +24,7 @@ DIFFERENCE_STEP = 1e-6        # the central differences of the implicit Jacobian
 def reduced_acceleration(chain, q, qd, tau=None):
     """v̈ (d,) from M̂ v̈ = Q̂ at a closed state (q, q̇); tau (k,) the motors' torques."""
     tree = chain.tree
-    kin = tree_kinematics(tree, q)
+    kin = chain.kinematics(q)
     M = tree_mass_matrix(tree, q, kin)
     h = tree_rnea(tree, q, qd, np.zeros(tree.dof), kin=kin)
     applied = np.zeros(tree.dof)

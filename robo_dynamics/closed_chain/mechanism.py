@@ -44,6 +44,7 @@ class ClosedChain:
 
     def __init__(self, tree, closures, actuated_joints=(), reference=None):
         self.tree, self.closures = tree, tuple(closures)
+        self._last = {}           # the last q's kinematics and Φ_q (see kinematics)
         n = tree.dof
         for c in self.closures:
             for link in (c.link_a, c.link_b):
@@ -87,19 +88,30 @@ class ClosedChain:
         return len(self.actuated) == self.dof and self.partition.v == tuple(sorted(self.actuated))
 
     # -- the constraint ------------------------------------------------------------------
+    def kinematics(self, q):
+        """The tree's kinematics at q, kept with Φ_q (all rows) until q changes: a step of
+        an integrator asks for them at the same q several times (B, c, M̂). Read-only; one
+        caller at a time (the node's callback, a test)."""
+        key = np.asarray(q, dtype=float).tobytes()
+        if self._last.get("key") != key:
+            kin = tree_kinematics(self.tree, q)
+            self._last = {"key": key, "kin": kin,
+                          "Phi_q": constraint_jacobian(self.tree, self.closures, kin)}
+        return self._last["kin"]
+
     def constraint(self, q):
         """Φ(q), its independent rows."""
-        return constraint(self.tree, self.closures, tree_kinematics(self.tree, q))[
+        return constraint(self.tree, self.closures, self.kinematics(q))[
             list(self.partition.rows)]
 
     def constraint_jacobian(self, q):
         """Φ_q (r, n), its independent rows."""
-        return constraint_jacobian(self.tree, self.closures, tree_kinematics(self.tree, q))[
-            list(self.partition.rows)]
+        self.kinematics(q)
+        return self._last["Phi_q"][list(self.partition.rows)]
 
     def gamma(self, q, qd):
         """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism."""
-        return gamma(self.tree, self.closures, tree_kinematics(self.tree, q), qd)[
+        return gamma(self.tree, self.closures, self.kinematics(q), qd)[
             list(self.partition.rows)]
 
     def condition(self, q):
@@ -113,8 +125,8 @@ class ClosedChain:
         dependent coordinates cannot follow the independent ones (a rocker at its extreme).
         A mechanism whose motors are its independent coordinates keeps them."""
         if not self.fully_actuated and self.condition(q) > CONDITION_LIMIT:
-            Phi_q = constraint_jacobian(self.tree, self.closures, tree_kinematics(self.tree, q))
-            self.partition = partition(Phi_q)
+            self.kinematics(q)
+            self.partition = partition(self._last["Phi_q"])
         return self.partition
 
     # -- positions, velocities, accelerations --------------------------------------------
@@ -151,11 +163,10 @@ class ClosedChain:
         q = q.copy()
         u, rows = list(self.partition.u), list(self.partition.rows)
         for _ in range(NEWTON_ITERATIONS):
-            kin = tree_kinematics(self.tree, q)
-            Phi = constraint(self.tree, self.closures, kin)
+            Phi = constraint(self.tree, self.closures, self.kinematics(q))
             if np.max(np.abs(Phi), initial=0.0) <= NEWTON_TOLERANCE:
                 return q
-            Phi_u = constraint_jacobian(self.tree, self.closures, kin)[np.ix_(rows, u)]
+            Phi_u = self._last["Phi_q"][np.ix_(rows, u)]
             try:
                 q[u] -= np.linalg.solve(Phi_u, Phi[rows])
             except np.linalg.LinAlgError:
@@ -205,7 +216,7 @@ class ClosedChain:
     def forward_dynamics(self, q, qd, tau=None):
         """(q̈ (n,), λ (r,)) from the KKT system [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Sᵀτ − h; γ];
         tau (k,) in actuated_joints order (None: no motor torque)."""
-        kin = tree_kinematics(self.tree, q)
+        kin = self.kinematics(q)
         n = self.tree.dof
         M = tree_mass_matrix(self.tree, q, kin)
         h = tree_rnea(self.tree, q, qd, np.zeros(n), kin=kin)
@@ -223,7 +234,7 @@ class ClosedChain:
         [m] in the link's frame) through the loops: Λ = (J_v M̂⁻¹ J_vᵀ)⁻¹ with J_v = J B
         (6, d), rows [linear; angular], base axes, and M̂ = Bᵀ M B. The mechanism moves the
         point in at most d directions; Λ has zero inertia in the others."""
-        kin = tree_kinematics(self.tree, q)
+        kin = self.kinematics(q)
         body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
         B = self.velocity_transformation(q)
         J = frame_jacobian(self.tree, kin, body, p) @ B

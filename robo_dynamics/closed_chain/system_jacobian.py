@@ -26,6 +26,7 @@ closure's axis rows are not yet (ValueError).
 import numpy as np
 
 from ..spatial.inertia import spatial_inertia_about_origin
+from ..spatial.rotations import cross
 from .closures import ClosureFrames
 from .tree import BASE
 from .tree_dynamics import ancestors, tree_kinematics, tree_mass_matrix, tree_motion
@@ -33,12 +34,12 @@ from .tree_dynamics import ancestors, tree_kinematics, tree_mass_matrix, tree_mo
 
 def motion_cross(a, b):
     """a × b for twists (angular, linear) (6,)."""
-    return np.concatenate((np.cross(a[:3], b[:3]), np.cross(a[:3], b[3:]) + np.cross(a[3:], b[:3])))
+    return np.concatenate((cross(a[:3], b[:3]), cross(a[:3], b[3:]) + cross(a[3:], b[:3])))
 
 
 def force_cross(a, f):
     """a ×* f for a twist a and a wrench f = (moment, force) (6,)."""
-    return np.concatenate((np.cross(a[:3], f[:3]) + np.cross(a[3:], f[3:]), np.cross(a[:3], f[3:])))
+    return np.concatenate((cross(a[:3], f[:3]) + cross(a[3:], f[3:]), cross(a[:3], f[3:])))
 
 
 def _subtree(tree, j):
@@ -112,14 +113,14 @@ def constraint_force_derivative(tree, closures, q, lam):
         for body, point, sign in ((body_b, p_b, 1.0), (body_a, p_a, -1.0)):
             if body == BASE:
                 continue
-            wrench = sign * np.concatenate((np.cross(point, force) + moment, force))
+            wrench = sign * np.concatenate((cross(point, force) + moment, force))
             path = ancestors(tree, body)
             for j in range(n):
                 if not path[j]:
                     continue                      # q_j does not move the point
                 below = _subtree(tree, j)
-                point_rate = np.cross(S[j, :3], point) + S[j, 3:]     # the point moved by q_j
-                d_wrench = sign * np.concatenate((np.cross(point_rate, force), np.zeros(3)))
+                point_rate = cross(S[j, :3], point) + S[j, 3:]     # the point moved by q_j
+                d_wrench = sign * np.concatenate((cross(point_rate, force), np.zeros(3)))
                 for i in np.flatnonzero(path):
                     dS = motion_cross(S[j], S[i]) if below[i] and i != j else np.zeros(6)
                     out[i, j] += dS @ wrench + S[i] @ d_wrench

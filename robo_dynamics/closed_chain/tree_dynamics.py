@@ -20,7 +20,7 @@ import numpy as np
 
 from ..algorithms.rnea import body_wrenches
 from ..spatial.inertia import spatial_inertia_about_origin
-from ..spatial.rotations import axis_angle_matrix
+from ..spatial.rotations import axis_angle_matrix, cross
 from .tree import BASE
 
 TreeKinematics = collections.namedtuple("TreeKinematics", [
@@ -54,7 +54,7 @@ def tree_kinematics(tree, q):
         if prismatic[i]:
             S_ang[i], S_lin[i] = 0.0, z
         else:
-            S_ang[i], S_lin[i] = z, np.cross(joint_point, z)
+            S_ang[i], S_lin[i] = z, cross(joint_point, z)
     com = o + np.einsum("nab,nb->na", R, tree.com)
     inertia = R @ tree.inertia @ np.swapaxes(R, -1, -2)
     return TreeKinematics(R, o, S_ang, S_lin, com, inertia)
@@ -74,8 +74,8 @@ def tree_motion(tree, kin, qd, qdd, gravity):
         s_ang, s_lin = kin.S_ang[i], kin.S_lin[i]
         w[i] = w_p + s_ang * qd[i]
         v[i] = v_p + s_lin * qd[i]
-        wd[i] = wd_p + s_ang * qdd[i] + np.cross(w[i], s_ang) * qd[i]
-        vd[i] = vd_p + s_lin * qdd[i] + (np.cross(v[i], s_ang) + np.cross(w[i], s_lin)) * qd[i]
+        wd[i] = wd_p + s_ang * qdd[i] + cross(w[i], s_ang) * qd[i]
+        vd[i] = vd_p + s_lin * qdd[i] + (cross(v[i], s_ang) + cross(w[i], s_lin)) * qd[i]
     return TreeMotion(w, v, wd, vd)
 
 
@@ -121,7 +121,7 @@ def frame_jacobian(tree, kin, body, point):
     if body == BASE:
         return J
     mask = ancestors(tree, body)
-    J[:3, mask] = (kin.S_lin[mask] + np.cross(kin.S_ang[mask], point)).T
+    J[:3, mask] = (kin.S_lin[mask] + cross(kin.S_ang[mask], point)).T
     J[3:, mask] = kin.S_ang[mask].T
     return J
 
@@ -133,8 +133,8 @@ def frame_motion(motion, body, point):
         zero = np.zeros(3)
         return zero, zero, zero, zero
     w, v, wd, vd = motion.w[body], motion.v[body], motion.wd[body], motion.vd[body]
-    v_p = v + np.cross(w, point)
-    return v_p, w, vd + np.cross(wd, point) + np.cross(w, v_p), wd
+    v_p = v + cross(w, point)
+    return v_p, w, vd + cross(wd, point) + cross(w, v_p), wd
 
 
 def frame_pose(tree, kin, link, R_link=np.eye(3), p_link=np.zeros(3)):
