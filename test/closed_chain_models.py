@@ -275,3 +275,98 @@ def parallelogram_holding_torque(shoulder, rear, g=9.81):
     tau_shoulder = g * (25.0 * 0.4 + 28.0 * 0.8 + 6.0 * 0.4) * np.cos(up)
     tau_rear = g * (28.0 * 0.475 * np.cos(fo) + 8.0 * 0.125 * np.cos(re) + 6.0 * 0.25 * np.cos(re))
     return np.array([tau_shoulder, tau_rear])
+
+
+# A Delta picker (Clavel's), its three forearms modelled as single rods: in a Delta each
+# forearm is a parallelogram whose two rods keep the rod's direction and move like a rod
+# between the elbow and the platform (their offsets lie along the motor axis, about which the
+# upper arm turns, and the platform only translates), so motor torques are the same; what
+# the parallelograms do to the platform — keep it level — is done here by a massless
+# Cartesian guide (three prismatic joints). Gravity −z; the arms hang below the base.
+DELTA_BASE, DELTA_PLATFORM = 0.20, 0.05      # m: motor axes' and rod ends' radius
+DELTA_UPPER, DELTA_FORE = 0.30, 0.70         # m: upper arm, forearm
+DELTA_HEIGHT = 0.65                          # m: the platform below the base, as drawn
+DELTA_MASSES = (1.2, 0.25, 0.6)              # kg: upper arm, rod, platform (with its load)
+
+
+def _rpy(R):
+    """URDF roll, pitch, yaw of R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    return (math.atan2(R[2, 1], R[2, 2]), math.asin(-R[2, 0]), math.atan2(R[1, 0], R[0, 0]))
+
+
+def _frame(x, y):
+    """Rotation whose columns are x, y (made orthogonal to x) and x × y."""
+    x = np.asarray(x, float) / np.linalg.norm(x)
+    y = np.asarray(y, float) - np.dot(y, x) * x
+    y /= np.linalg.norm(y)
+    return np.column_stack((x, y, np.cross(x, y)))
+
+
+def delta_geometry():
+    """Per arm i (at 0°, 120°, 240° about z): (motor point, motor axis, elbow, rod end) [m]
+    with the platform drawn DELTA_HEIGHT below the base: each upper arm's angle solved so
+    that its elbow is DELTA_FORE from its rod end (the elbow outward)."""
+    arms = []
+    for phi in np.radians([0.0, 120.0, 240.0]):
+        e = np.array([math.cos(phi), math.sin(phi), 0.0])
+        t = np.array([-math.sin(phi), math.cos(phi), 0.0])
+        motor = DELTA_BASE * e
+        end = np.array([0.0, 0.0, -DELTA_HEIGHT]) + DELTA_PLATFORM * e
+        elbow_at = lambda a: motor + DELTA_UPPER * (math.cos(a) * e - math.sin(a) * np.array([0, 0, 1.0]))  # noqa: E731
+        gap = lambda a: np.linalg.norm(elbow_at(a) - end) - DELTA_FORE                     # noqa: E731
+        low, high = -0.5, 1.2                   # gap(low) > 0 > gap(high) for these sizes
+        for _ in range(100):                     # bisection
+            mid = 0.5 * (low + high)
+            low, high = (mid, high) if gap(mid) > 0 else (low, mid)
+        arms.append((motor, t, elbow_at(low), end))
+    return arms
+
+
+def delta_urdf():
+    """The Delta, closed at q = 0 (its closures in DELTA_PARAMETERS)."""
+    def inertial(mass, length, thin):
+        i = mass * length ** 2 / 12.0
+        return (f'<inertial><origin xyz="{length / 2} 0 0"/><mass value="{mass}"/><inertia '
+                f'ixx="{thin}" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="{i}"/></inertial>')
+
+    def joint(name, kind, parent, child, xyz, rpy, axis):
+        return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
+                f'<child link="{child}"/><origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" '
+                f'rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/><axis xyz="{axis}"/>'
+                '<limit lower="-3" upper="3" effort="200" velocity="10"/></joint>')
+    m_upper, m_rod, m_platform = DELTA_MASSES
+    parts = ['<robot name="delta"><link name="base_link"/>']
+    for k, (motor, t, elbow, end) in enumerate(delta_geometry(), start=1):
+        R_upper = _frame(elbow - motor, t)                    # x along the upper arm, y = t
+        R_rod = _frame(end - elbow, t)                        # x along the rod
+        parts += [f'<link name="upper_{k}">{inertial(m_upper, DELTA_UPPER, 1e-4)}</link>',
+                  f'<link name="cross_{k}"/>',
+                  f'<link name="rod_{k}">{inertial(m_rod, DELTA_FORE, 1e-6)}</link>',
+                  joint(f"motor_{k}", "revolute", "base_link", f"upper_{k}", motor,
+                        _rpy(R_upper), "0 1 0"),
+                  joint(f"elbow_{k}a", "revolute", f"upper_{k}", f"cross_{k}",
+                        (DELTA_UPPER, 0, 0), _rpy(R_upper.T @ R_rod), "0 1 0"),
+                  joint(f"elbow_{k}b", "revolute", f"cross_{k}", f"rod_{k}", (0, 0, 0),
+                        (0, 0, 0), "0 0 1")]
+    parts += ['<link name="guide_x"/><link name="guide_y"/>',
+              f'<link name="platform"><inertial><mass value="{m_platform}"/><inertia '
+              'ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="2e-3"/></inertial></link>',
+              joint("guide_x", "prismatic", "base_link", "guide_x", (0, 0, -DELTA_HEIGHT),
+                    (0, 0, 0), "1 0 0"),
+              joint("guide_y", "prismatic", "guide_x", "guide_y", (0, 0, 0), (0, 0, 0),
+                    "0 1 0"),
+              joint("guide_z", "prismatic", "guide_y", "platform", (0, 0, 0), (0, 0, 0),
+                    "0 0 1"),
+              '</robot>']
+    return "".join(parts)
+
+
+def delta_parameters():
+    """The three rod ends meeting the platform (point closures) and the three motors."""
+    names = [f"rod_end_{k}" for k in (1, 2, 3)]
+    closures = {"names": names}
+    for k, (_, _, _, end) in enumerate(delta_geometry(), start=1):
+        closures[f"rod_end_{k}"] = {
+            "type": "point", "link_a": f"rod_{k}", "xyz_a": [DELTA_FORE, 0.0, 0.0],
+            "link_b": "platform", "xyz_b": (end - [0.0, 0.0, -DELTA_HEIGHT]).tolist()}
+    return {"actuated_joints": ["motor_1", "motor_2", "motor_3"], "loop_closures": closures}
