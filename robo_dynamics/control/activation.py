@@ -11,7 +11,7 @@ No ROS here: ros/lifecycle.py maps the lifecycle transitions onto it.
                drives' own watchdog holds the arm)
 """
 
-from .controller import INFO, Cycle, Event
+from .cycle_outputs import INFO, Cycle, Event
 
 INACTIVE, ACTIVE, STOPPING = "inactive", "active", "stopping"
 STOP_TIME_CONSTANTS = 5.0    # e^-5: the velocity at 0.7 % of where the hold found it

@@ -17,40 +17,27 @@ hardware_compensates_gravity the command sent is that minus g(q). A ramp starts 
 arm's torque is: the measured effort when the joint states carry it, else the last command
 (zero before the first). The envelope around the law:
 
-- admission: a joint motion whose start (its desired position now) is farther than
-  start_tolerance from the measured position or whose positions leave the URDF limits, a
-  Cartesian target the loop cannot hold at the control period, or any motion arriving
-  while a joint moves beyond the velocity bound, is refused (as MoveIt refuses a
-  trajectory that does not start at the current state);
-- a motion may ask to be left (a goal's path tolerance: follow_trajectory.py): the arm then
-  holds where it is, by computed torque to that pose; a motion hears when it is left;
-- watchdogs: |q̇| beyond the velocity bound, or a tracking error beyond max_tracking_error,
-  abandon the desired motion for the hold, on the joint state that shows it;
-- staleness: no command while any joint's state is older than stale_timeout; a desired
-  motion interrupted that way is abandoned for the hold; the stream (re)starts on the
-  second of two states within stale_timeout (the first gives the ramp its period);
-- external torques (momentum_observer.py, when Settings.observer_gain is set): each state's
-  measured efforts give τ_ext per joint and its contact level; a collision (|τ_ext| beyond
-  the collision threshold) with collision_reaction 'hold' abandons any motion for the hold,
-  latched until a new desired motion or reset_observer(); in a Cartesian mode a push the
-  mode yields to (CartesianTarget.yields_to) is a contact, not a collision;
-- a hold that does not hold: a joint still beyond the velocity bound hold_timeout after the
-  hold began (a model error the damping cannot stop, e.g. a wrong payload) stops the
-  command stream, so that the arm's own watchdog brakes it (as stale input does); latched
-  until a new desired motion is admitted, once the arm is below the velocity bound.
+- admission: a motion that does not start where the arm is, leaves the URDF limits, or
+  arrives while a joint moves beyond the velocity bound is refused (as MoveIt refuses one);
+  a motion may ask to be left (a goal's path tolerance): the arm holds where it is;
+- watchdogs: |q̇| beyond the velocity bound or a tracking error beyond max_tracking_error
+  abandon the motion for the hold; stale joint states stop the command stream;
+- a collision seen by the momentum observer (collision_reaction 'hold') abandons any
+  motion for the hold; a push a Cartesian mode yields to is a contact;
+- a hold that does not hold within hold_timeout stops the command stream (latched).
+The rules, with their defaults: docs/node.md, "Safety envelope".
 
 Computed torque: Lynch & Park, Modern Robotics, §11.4.1 (τ is the inverse dynamics at the
 commanded acceleration: one Newton–Euler recursion, Craig, Introduction to Robotics, §6.5).
 """
 
-import collections
 import time
 
 import numpy as np
 
 from ..algorithms.friction import friction_torque
 from .computed_torque import commanded_acceleration
-from .cycle_outputs import Rest
+from .cycle_outputs import ERROR, INFO, WARN, Cycle, Event, Rest
 from .limits import clamp_effort
 from .momentum_observer import (COLLISION, MomentumObserver, collision_sentence, estimate,
                                push_or_model_error)
@@ -60,21 +47,6 @@ from .trajectory import SetPoint
 from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
 
 GRAVITY, TRACKING, HOLD = "gravity", "tracking", "hold"
-INFO, WARN, ERROR = "info", "warn", "error"
-
-Event = collections.namedtuple("Event", ["level", "kind", "message"])
-Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
-resumed, stale, tracking, refused, safe_hold, held_here, hold_failed, model, collision,
-observer_reset; the node's clock_stopped, clock_resumed), a sentence naming joints and values."""
-
-Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
-                                         "external", "rest"], defaults=(None,))
-Cycle.__doc__ = """What one joint state gave: rejected (the reason, or None), command (n,)
-to send (None: send nothing), gravity (n,) g(q) (+ friction) for information (None when no
-command), events (tuple of Event), external (External, or None: no observer update), rest
-(cycle_outputs.Rest: the other outputs, computed when asked; None when no command)."""
-
-
 COLLISION_REACTIONS = ("none", "hold")
 NO_EVENTS = ()
 

@@ -1,6 +1,7 @@
-"""What a joint state gives besides its command, computed only when someone asks, after the
-command has gone out: the gravity torques clamped like a command, Λ at the tip, and the tip
-wrench that explains the external torques. No ROS here.
+"""What a joint state gives: its Cycle (the command, the Events) and the Rest of its outputs,
+computed only when someone asks, after the command has gone out: the gravity torques clamped
+like a command, Λ at the tip, and the tip wrench that explains the external torques. No ROS
+here.
 
 Controller.step returns a Rest with each Cycle that has a command; it holds the state
 (checked on the way in, so the solvers' fast path is used) and the settings of that step.
@@ -8,12 +9,29 @@ J, M⁻¹ and Λ are about half of a joint state's time: the node asks for them 
 they have a subscriber.
 """
 
+import collections
+
 import numpy as np
 
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import operational_space
 from .limits import clamp_effort
 from .momentum_observer import external_wrench
+
+
+INFO, WARN, ERROR = "info", "warn", "error"
+
+Event = collections.namedtuple("Event", ["level", "kind", "message"])
+Event.__doc__ = """Something the operator should know: level (info|warn|error), kind (started,
+resumed, stale, tracking, refused, safe_hold, held_here, hold_failed, model, collision,
+observer_reset; the node's clock_stopped, clock_resumed), a sentence naming joints and values."""
+
+Cycle = collections.namedtuple("Cycle", ["rejected", "command", "gravity", "events",
+                                         "external", "rest"], defaults=(None,))
+Cycle.__doc__ = """What one joint state gave: rejected (the reason, or None), command (n,)
+to send (None: send nothing), gravity (n,) g(q) (+ friction) for information (None when no
+command), events (tuple of Event), external (External, or None: no observer update), rest
+(cycle_outputs.Rest: the other outputs, computed when asked; None when no command)."""
 
 
 class Rest:

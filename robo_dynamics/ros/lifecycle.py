@@ -20,7 +20,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from ..control.activation import Activation
-from ..control.controller import INFO, Event
+from ..control.cycle_outputs import INFO, Event
 from ..errors import RoboDynamicsError
 
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
