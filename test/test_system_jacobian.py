@@ -35,12 +35,14 @@ def test_the_trees_inverse_dynamics_derivatives_equal_central_differences():
         assert relative(dqd, central(lambda x: tree_rnea(tree, q, x, qdd), qd)) < 1e-7
 
 
-@pytest.mark.parametrize("kind", ["point", "weld"])
+@pytest.mark.parametrize("kind", ["point", "weld", "revolute"])
 def test_the_constraint_forces_derivative_equals_central_differences(kind):
+    """At a pose where the closure is open (its frames turned apart: the derivative's terms
+    from the frames' motion are all there)."""
     tree = load_tree(random_spatial_tree_urdf(seed=6, joints=3))
     rng = np.random.default_rng(7)
-    cut = closure("cut", kind, "a2", "b2", rng.uniform(-0.1, 0.1, 3), (0, 0, 0),
-                  rng.uniform(-0.1, 0.1, 3), (0, 0, 0))
+    cut = closure("cut", kind, "a2", "b2", rng.uniform(-0.1, 0.1, 3), rng.uniform(-1, 1, 3),
+                  rng.uniform(-0.1, 0.1, 3), rng.uniform(-1, 1, 3))
     lam = rng.uniform(-5, 5, cut.rows)
     q = rng.uniform(-2, 2, tree.dof)
     force = lambda x: constraint_jacobian(tree, [cut], tree_kinematics(tree, x)).T @ lam  # noqa

@@ -19,8 +19,9 @@ products [a×], dual [a×*], Featherstone, Rigid Body Dynamics Algorithms, §2.9
     ∂V̇_k/∂q_j = S_j × (V̇_k − V̇_j) − (S_j × V_j) × (V_k − V_j)
 
 (the last by the Jacobi identity), and ∂V_k/∂q̇_j = S_j, ∂V̇_k/∂q̇_j = Σ over the path from j
-to k of (∂V_m × S_m) q̇_m + V_j × S_j. Point and weld closures are supported; a revolute
-closure's axis rows are not yet (ValueError).
+to k of (∂V_m × S_m) q̇_m + V_j × S_j. A closure's force (point rows) and moment (weld rows,
+and a revolute closure's axis rows, whose moment also turns with the links) act at its
+frames; their derivatives add the frames' motion to the recursions'.
 """
 
 import numpy as np
@@ -96,20 +97,26 @@ def rnea_derivatives(tree, q, qd, qdd):
 
 def constraint_force_derivative(tree, closures, q, lam):
     """∂(Φ_qᵀλ)/∂q (n, n) for multipliers λ (all rows of Φ, in closures' order; base-frame
-    force rows, weld moment rows)."""
+    force rows, weld moment rows, revolute axis rows)."""
     n = tree.dof
     kin = tree_kinematics(tree, q)
     S = np.concatenate((kin.S_ang, kin.S_lin), axis=1)
     out = np.zeros((n, n))
     offset = 0
-    for c, (body_a, _, p_a, body_b, _, p_b) in zip(
+    for c, (body_a, R_a, p_a, body_b, R_b, p_b) in zip(
             closures, ClosureFrames(tree, closures, kin).poses):
-        if c.kind == "revolute":
-            raise ValueError(f"loop closure '{c.name}': the system Jacobian of a revolute "
-                             "closure is not implemented yet")
         force = lam[offset:offset + 3]
-        moment = lam[offset + 3:offset + 6] if c.kind == "weld" else np.zeros(3)
+        moment, moment_rate = np.zeros(3), None
+        if c.kind == "weld":
+            moment = lam[offset + 3:offset + 6]
+        elif c.kind == "revolute":
+            moment, moment_rate = _axis_moment(tree, S, body_a, R_a, body_b, R_b,
+                                               lam[offset + 3:offset + 5])
         offset += c.rows
+        if moment_rate is not None:      # the axis rows' moment turns with the links
+            for body, sign in ((body_b, 1.0), (body_a, -1.0)):
+                path = ancestors(tree, body)
+                out[path] += sign * S[path, :3] @ moment_rate.T
         for body, point, sign in ((body_b, p_b, 1.0), (body_a, p_a, -1.0)):
             if body == BASE:
                 continue
@@ -125,6 +132,24 @@ def constraint_force_derivative(tree, closures, q, lam):
                     dS = motion_cross(S[j], S[i]) if below[i] and i != j else np.zeros(6)
                     out[i, j] += dS @ wrench + S[i] @ d_wrench
     return out
+
+
+def _axis_moment(tree, S, body_a, R_a, body_b, R_b, mu):
+    """(M (3,), ∂M/∂q (n, 3)): the moment [N·m, base axes] a revolute closure's two axis rows
+    put on link b (−M on link a) for their multipliers μ: the rows are (x_k × z_b)ᵀ(ω_a −
+    ω_b), so M = −Σ_k μ_k x_k × z_b; q_j turns x_k (on link a's path) and z_b (on link
+    b's) about its axis: ∂x/∂q_j = S_j,ω × x."""
+    on_a, on_b = ancestors(tree, body_a), ancestors(tree, body_b)
+    z = R_b[:, 2]
+    M, rate = np.zeros(3), np.zeros((tree.dof, 3))
+    for k in (0, 1):
+        x = R_a[:, k]
+        M -= mu[k] * cross(x, z)
+        for j in np.flatnonzero(on_a | on_b):
+            dx = cross(S[j, :3], x) if on_a[j] else np.zeros(3)
+            dz = cross(S[j, :3], z) if on_b[j] else np.zeros(3)
+            rate[j] -= mu[k] * (cross(dx, z) + cross(x, dz))
+    return M, rate
 
 
 def system_jacobian(chain, q, w, w_dot, lam):
