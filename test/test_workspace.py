@@ -358,9 +358,12 @@ GOAL = {"configure": "inactive [2]", "activate": "active [3]", "deactivate": "in
 START = {"configure": "unconfigured [1]", "activate": "inactive [2]", "deactivate": "active [3]"}
 CLI_WAIT = 30.0          # s: a `ros2 lifecycle` call still waiting this long is stuck
 STUCK_CALLS = 3          # stuck calls in one step: more is no longer the transport's doing
+PROBE_WAIT = 180.0       # s: a liveness bound, not a speed claim: a transition (configure
+                         # builds the model) holds the node's executor and get_state waits
+                         # for it; on a loaded CI machine it once went unanswered for 60 s
 
 
-def lifecycle(ros2, transition=None, node="/dynamics_node"):
+def lifecycle(ros2, transition=None, node="/dynamics_node", launch=None):
     """`ros2 lifecycle set` (a transition) or `get` (None): its output, once the node is
     discovered and the call answered.
 
@@ -371,11 +374,12 @@ def lifecycle(ros2, transition=None, node="/dynamics_node"):
     few hundred. `set` makes two calls: get_available_transitions, then change_state; a
     dropped first answer leaves the transition unsent. A call stuck for CLI_WAIT is
     therefore looked into with this process's own rclpy client:
-    - the node answers no get_state within CLI_WAIT either: the node is at fault, fail;
+    - the node answers no get_state within PROBE_WAIT: the node is at fault, fail;
     - `get`, or `set` with the node still in the transition's start state (it never
       received the transition): the CLI is asked again;
     - `set` with the node in the transition's goal state: confirmed;
-    - any other state: fail."""
+    - any other state: fail.
+    launch: the Launch whose log a failure shows."""
     command = (f"ros2 lifecycle get --no-daemon {node}" if transition is None else
                f"ros2 lifecycle set --no-daemon {node} {transition}")
     stuck = 0
@@ -385,7 +389,9 @@ def lifecycle(ros2, transition=None, node="/dynamics_node"):
         except subprocess.TimeoutExpired:
             stuck += 1
             state = state_over_rclpy(node)
-            assert state is not None, f"{command} hung, and {node} answers no get_state"
+            log = "".join(launch.lines[-40:]) if launch is not None else ""
+            assert state is not None, (f"{command} hung, and {node} answers no get_state; "
+                                       f"the launch's last lines:\n{log}")
             assert stuck <= STUCK_CALLS, f"{command} stuck {stuck} times; {node} is {state}"
             if transition is None or state == START[transition]:
                 output = f"stuck; {node} is {state}"
@@ -399,17 +405,17 @@ def lifecycle(ros2, transition=None, node="/dynamics_node"):
 
 def state_over_rclpy(node_name):
     """'label [id]' of the node's lifecycle state, asked by this process's own client, or
-    None if it does not answer within CLI_WAIT."""
+    None if it does not answer within PROBE_WAIT."""
     from lifecycle_msgs.srv import GetState
     node = rclpy.create_node("workspace_lifecycle_probe")
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
         client = node.create_client(GetState, f"{node_name}/get_state")
-        if not client.wait_for_service(timeout_sec=CLI_WAIT):
+        if not client.wait_for_service(timeout_sec=PROBE_WAIT):
             return None
         future = client.call_async(GetState.Request())
-        if not spin_until(executor, future.done, CLI_WAIT):
+        if not spin_until(executor, future.done, PROBE_WAIT):
             return None
         state = future.result().current_state
         return f"{state.label} [{state.id}]"
@@ -425,19 +431,19 @@ def test_ros2_lifecycle_brings_up_a_managed_node_the_launch_file_left_unconfigur
     managed:=true alone: the launch file configures and activates it."""
     with launched(ros2, "dynamics.launch.py managed:=true activate:=false sim:=true "
                         "use_sim_time:=true", arms=0) as launch:
-        assert lifecycle(ros2).strip() == "unconfigured [1]"
-        assert "Transitioning successful" in lifecycle(ros2, "configure")
-        assert lifecycle(ros2).strip() == "inactive [2]"
+        assert lifecycle(ros2, launch=launch).strip() == "unconfigured [1]"
+        assert "Transitioning successful" in lifecycle(ros2, "configure", launch=launch)
+        assert lifecycle(ros2, launch=launch).strip() == "inactive [2]"
         assert any("rd_ur5e: chain base_link -> tool0" in line for line in launch.lines)
-        assert "Transitioning successful" in lifecycle(ros2, "activate")
-        assert lifecycle(ros2).strip() == "active [3]"
+        assert "Transitioning successful" in lifecycle(ros2, "activate", launch=launch)
+        assert lifecycle(ros2, launch=launch).strip() == "active [3]"
         command = echo_once("/dynamics_node/commands", Float64MultiArray)
         assert len(command.data) == 6
-        assert "Transitioning successful" in lifecycle(ros2, "deactivate")
-        assert lifecycle(ros2).strip() == "inactive [2]"
+        assert "Transitioning successful" in lifecycle(ros2, "deactivate", launch=launch)
+        assert lifecycle(ros2, launch=launch).strip() == "inactive [2]"
     with launched(ros2, "dynamics.launch.py managed:=true sim:=true use_sim_time:=true",
                   arms=0) as launch:   # configured, then activated once inactive: wait for it
         states = []
         while len(states) < 20 and "active [3]" not in states:
-            states.append(lifecycle(ros2).strip())
+            states.append(lifecycle(ros2, launch=launch).strip())
         assert states[-1] == "active [3]", states

@@ -24,6 +24,7 @@ class HelperNode:
                              Parameter("start_type_description_service", value=False),
                              Parameter("use_sim_time", value=use_sim_time)])
         self.executor = self.thread = None
+        self.stopping = False
 
     def start(self, executor):
         """Spin the helper with `executor` on a thread named after it."""
@@ -42,14 +43,19 @@ class HelperNode:
             self.executor.spin()
         except (ExternalShutdownException, ShutdownException):
             pass
-        except Exception:          # rcl errors once the context is shut down: not a fault
-            if self.node is not None and self.node.context.ok():
+        except Exception:
+            # rcl errors once the context is shut down, or once stop() has begun (its
+            # executor may still be in a callback when, 2 s later, the node is destroyed
+            # under it): the shutdown, not a fault
+            node = self.node
+            if not self.stopping and node is not None and node.context.ok():
                 raise
 
     def stop(self):
         """Stop the thread and destroy the helper node (idempotent)."""
         if self.node is None:
             return
+        self.stopping = True
         self.executor.shutdown(timeout_sec=2.0)    # a callback that does not return must
         self.thread.join(timeout=2.0)              # not keep the process from exiting
         self.node.destroy_node()
