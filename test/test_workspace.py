@@ -389,7 +389,8 @@ def lifecycle(ros2, transition=None, node="/dynamics_node", launch=None):
         except subprocess.TimeoutExpired:
             stuck += 1
             state = state_over_rclpy(node)
-            log = "".join(launch.lines[-40:]) if launch is not None else ""
+            log = "".join([line for line in launch.lines if "[sim_arm" not in line][-60:]
+                          if launch is not None else [])      # the node's and launch's own
             assert state is not None, (f"{command} hung, and {node} answers no get_state; "
                                        f"the launch's last lines:\n{log}")
             assert stuck <= STUCK_CALLS, f"{command} stuck {stuck} times; {node} is {state}"
