@@ -99,6 +99,11 @@ class ClosedChain:
                           "Phi_q": constraint_jacobian(self.tree, self.closures, kin)}
         return self._last["kin"]
 
+    def _all_rows_jacobian(self, q):
+        """Φ_q (m, n) at q, every row (the partition's rows are chosen from it)."""
+        self.kinematics(q)
+        return self._last["Phi_q"]
+
     def constraint(self, q):
         """Φ(q), its independent rows."""
         return constraint(self.tree, self.closures, self.kinematics(q))[
@@ -106,8 +111,7 @@ class ClosedChain:
 
     def constraint_jacobian(self, q):
         """Φ_q (r, n), its independent rows."""
-        self.kinematics(q)
-        return self._last["Phi_q"][list(self.partition.rows)]
+        return self._all_rows_jacobian(q)[list(self.partition.rows)]
 
     def gamma(self, q, qd):
         """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism."""
@@ -125,8 +129,7 @@ class ClosedChain:
         dependent coordinates cannot follow the independent ones (a rocker at its extreme).
         A mechanism whose motors are its independent coordinates keeps them."""
         if not self.fully_actuated and self.condition(q) > CONDITION_LIMIT:
-            self.kinematics(q)
-            self.partition = partition(self._last["Phi_q"])
+            self.partition = partition(self._all_rows_jacobian(q))
         return self.partition
 
     # -- positions, velocities, accelerations --------------------------------------------
@@ -166,7 +169,7 @@ class ClosedChain:
             Phi = constraint(self.tree, self.closures, self.kinematics(q))
             if np.max(np.abs(Phi), initial=0.0) <= NEWTON_TOLERANCE:
                 return q
-            Phi_u = self._last["Phi_q"][np.ix_(rows, u)]
+            Phi_u = self._all_rows_jacobian(q)[np.ix_(rows, u)]
             try:
                 q[u] -= np.linalg.solve(Phi_u, Phi[rows])
             except np.linalg.LinAlgError:
