@@ -9,8 +9,10 @@ the simulated arm, its effort commands wired to the node's (in lockstep on simul
 when use_sim_time:=true: sim_arm publishes /clock, one simulated arm per ROS domain); rviz2
 with config/dynamics.rviz when use_rviz is true. params_file defaults to the arm's own file
 when the package ships one (config/<urdf name>.yaml), else config/dynamics.yaml. With
-managed:=true dynamics_node is a lifecycle node: activate:=true (the default) configures and
-activates it here; activate:=false leaves it unconfigured for a lifecycle manager.
+managed:=true dynamics_node is a lifecycle node: activate:=true (the default) has it configure
+and activate itself (its parameter autostart: a change_state request sent from here the moment
+the node appears can be lost in discovery and leave it unconfigured); activate:=false leaves
+it unconfigured for a lifecycle manager.
 Checks first that the URDF file exists and that the packages it would start are installed;
 if not, it starts nothing and says why. Several arms: include this file once per namespace
 (launch/two_arms.launch.py).
@@ -19,14 +21,9 @@ if not, it starts nothing and says why. Several arms: include this file once per
 import os
 
 from launch import LaunchDescription
-from launch.actions import (DeclareLaunchArgument, EmitEvent, GroupAction, OpaqueFunction,
-                            RegisterEventHandler)
-from launch.events import matches_action
+from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
 from launch.substitutions import Command, FindExecutable, LaunchConfiguration
 from launch_ros.actions import LifecycleNode, Node, PushRosNamespace
-from launch_ros.event_handlers import OnStateTransition
-from launch_ros.events.lifecycle import ChangeState
-from lifecycle_msgs.msg import Transition
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
@@ -94,10 +91,9 @@ def start(context):
         package="robo_dynamics", executable="dynamics_node", name="dynamics_node",
         namespace="", parameters=[params_file, {
             "robot_description": robot_description, "backend": value["backend"],
-            "managed": flags["managed"], **sim_time}], output="screen")
+            "managed": flags["managed"], "autostart": flags["activate"], **sim_time}],
+        output="screen")
     nodes.append(dynamics)
-    if flags["managed"] and flags["activate"]:        # configure, then activate once inactive
-        nodes += lifecycle_start(dynamics)
     if flags["sim"]:
         nodes.append(Node(
             package="robo_dynamics", executable="sim_arm", name="sim_arm",
@@ -110,17 +106,6 @@ def start(context):
                           arguments=["-d", os.path.join(share, "config", "dynamics.rviz")],
                           output="screen"))
     return [GroupAction([PushRosNamespace(value["namespace"])] + nodes)]
-
-
-def lifecycle_start(node):
-    """Actions that configure the managed `node` and activate it once it is inactive."""
-    def transition(transition_id):
-        return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(node),
-                                           transition_id=transition_id))
-    return [RegisterEventHandler(OnStateTransition(
-                target_lifecycle_node=node, goal_state="inactive",
-                entities=[transition(Transition.TRANSITION_ACTIVATE)])),
-            transition(Transition.TRANSITION_CONFIGURE)]
 
 
 def generate_launch_description():

@@ -1,7 +1,9 @@
 """A ROS 2 peer of the dynamics node for the transport-level tests, run as a process of its
 own (so it can be SIGKILLed, and so messages cross DDS, not a Python call):
 
-    python test/ros_peer.py good NAMES POSITIONS RATE    joint states at RATE [Hz] forever
+    python test/ros_peer.py good NAMES POSITIONS RATE [say]   joint states at RATE [Hz]
+                                                   forever ('say': each one's stamp printed
+                                                   before it is published)
     python test/ros_peer.py flood KIND COUNT NAMES       COUNT malformed joint states, at once
     python test/ros_peer.py clock START BACK_AFTER BACK_TO RATE    /clock, jumping back once
 
@@ -45,13 +47,16 @@ def stamp_now(node, msg):
     return msg
 
 
-def good(node, names, positions, rate):
+def good(node, names, positions, rate, say=False):
     publisher = node.create_publisher(JointState, "/joint_states", 10)
     wait_for_subscriber(publisher)
     period, next_time = 1.0 / rate, time.monotonic()
     while True:
-        publisher.publish(stamp_now(node, JointState(name=names, position=positions,
-                                                     velocity=[0.0] * len(names))))
+        msg = stamp_now(node, JointState(name=names, position=positions,
+                                         velocity=[0.0] * len(names)))
+        if say:      # before publishing: a process killed between the two said one more
+            print(f"stamp {msg.header.stamp.sec} {msg.header.stamp.nanosec}", flush=True)
+        publisher.publish(msg)
         next_time += period
         time.sleep(max(0.0, next_time - time.monotonic()))
 
@@ -107,7 +112,8 @@ def main(argv):
     node = rclpy.create_node(f"ros_peer_{os.getpid()}")
     job = argv[0]
     if job == "good":
-        good(node, json.loads(argv[1]), json.loads(argv[2]), float(argv[3]))
+        good(node, json.loads(argv[1]), json.loads(argv[2]), float(argv[3]),
+             argv[4:5] == ["say"])
     elif job == "flood":
         flood(node, argv[1], int(argv[2]), json.loads(argv[3]))
     elif job == "clock":

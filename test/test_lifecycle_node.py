@@ -137,3 +137,20 @@ def test_shutdown_from_active_deactivates_first(managed):
     assert loop.state() == "finalized"
     assert node.activation.state in ("stopping", "inactive")
     assert "not active" in node.controller.inactive
+
+
+def test_autostart_brings_a_managed_node_up_active_and_it_stays_managed(ros):
+    """managed with autostart (the launch file's activate:=true): active as soon as it has
+    its description, commanding the arm, and still deactivated by a lifecycle manager."""
+    sim, node = closed_loop_nodes(URDF, Q0, {"engine": "mujoco", "brakes": True},
+                                  {"managed": True, "autostart": True,
+                                   "collision_reaction": "none"})
+    loop = Lifecycle(sim, node)
+    try:
+        assert loop.state() == "active"
+        assert loop.spin_until(lambda: len(loop.commands) > 10)
+        assert loop.transition(Transition.TRANSITION_DEACTIVATE)
+        assert loop.state() == "inactive"
+        assert "not active" in node.controller.inactive
+    finally:
+        loop.close()

@@ -76,9 +76,11 @@ class Processes:
     def peer(self, *args):
         return self.start([sys.executable, PEER, *map(str, args)])
 
-    def good(self, names, positions, rate=500.0):
+    def good(self, names, positions, rate=500.0, say=False):
+        """A driver publishing joint states; say: it prints each one's stamp (last_stamp)."""
         return self.peer("good", json.dumps(list(names)),
-                         json.dumps([float(x) for x in positions]), rate)
+                         json.dumps([float(x) for x in positions]), rate,
+                         *(["say"] if say else []))
 
     def stop(self):
         for process in self.started:
@@ -102,6 +104,14 @@ def processes():
 def errors(process):
     process.log.seek(0)
     return process.log.read()
+
+
+def last_stamp(process):
+    """The last stamp [s] a `good(..., say=True)` driver printed: no later joint state of
+    its can have reached anyone (a recorder may miss some it sent)."""
+    sec, nanosec = next(line for line in reversed(process.lines)
+                        if line.startswith("stamp ")).split()[1:]
+    return int(sec) + 1e-9 * int(nanosec)
 
 
 def wait_line(process, line, recorder):
@@ -210,7 +220,7 @@ def test_sigkilled_publisher_stops_commands_within_the_stale_timeout_and_resumes
     b_names = [NAMES[i] for i in (1, 2)]
     node = processes.node()
     processes.good(a_names, Q0[[0, 3, 4, 5]], rate=250.0)
-    b = processes.good(b_names, Q0[[1, 2]], rate=250.0)
+    b = processes.good(b_names, Q0[[1, 2]], rate=250.0, say=True)
     recorder.wait_commands(200, node)
     seen_b = lambda: sum(names == tuple(b_names) for _, names in recorder.joint_states)  # noqa
     recorder.wait(lambda: seen_b() >= 50, "the recorder to see B's joint states", node)
@@ -224,10 +234,13 @@ def test_sigkilled_publisher_stops_commands_within_the_stale_timeout_and_resumes
     stale_at = len(recorder.joint_states)
     recorder.wait(lambda: len(recorder.joint_states) >= stale_at + 100,
                   "100 more joint states of A (0.4 s)", node)
-    last_b = max(t for t, names in recorder.joint_states if names == tuple(b_names))
-    last_command = recorder.commands[-1][0]
+    last_b = last_stamp(b)                      # (the recorder may have missed B's last)
+    seen_last_b = max(t for t, names in recorder.joint_states if names == tuple(b_names))
+    last_command = recorder.commands[-1][0]     # the stamp of the A state it answered
     after_a = max(t for t, names in recorder.joint_states if names == tuple(a_names))
-    assert last_command - last_b <= STALE + 0.05        # stopped within the stale timeout
+    # stopped within the stale timeout of B's last measurement (on stamps: the node takes a
+    # state as old as its joints' measurements lie apart, so no transport delay widens it)
+    assert last_command - last_b <= STALE + 1e-6, (last_command - last_b, last_b - seen_last_b)
     assert after_a - last_command > 0.2                 # and A's states still came, unanswered
     stale = recorder.event_index("stale", killed_at)
     event = recorder.events[stale]

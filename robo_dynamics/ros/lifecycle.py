@@ -1,7 +1,8 @@
 """dynamics_node's lifecycle (a ROS 2 managed node: `ros2 lifecycle set`, a lifecycle
 manager). With the parameter `managed` the node starts unconfigured and commands the arm
 only once activated; without it (the default) it configures itself once it has a robot
-description and activates itself: the plain node, as before.
+description and activates itself: the plain node, as before. `managed` with `autostart`
+starts as the plain node does and stays managed (deactivate, cleanup).
 
     configure   the robot description (robot_description, robot_description_file, or the
                 last message on the robot_description topic) loaded, parameters checked:
@@ -39,12 +40,13 @@ class Lifecycle(LifecycleNodeMixin):
         self.configure_failure = ""     # why the last configure failed (diagnostics)
         self.described = None           # the last robot_description message
         self.managed = self.get_parameter("managed").value
+        self.autostart = not self.managed or self.get_parameter("autostart").value
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
         self.create_subscription(String, "robot_description", self._on_description, latched)
-        if not self.managed and self._description() is not None:
-            self._start_plain()
-        elif not self.managed:
+        if self.autostart and self._description() is not None:
+            self._start_itself()
+        elif self.autostart:
             self.get_logger().info("waiting for the robot description on 'robot_description'")
 
     def lifecycle_state(self):
@@ -55,17 +57,21 @@ class Lifecycle(LifecycleNodeMixin):
                 or self.get_parameter("robot_description_file").value
                 or (self.described.data if self.described is not None else None))
 
-    def _start_plain(self):
+    def _start_itself(self):
+        """Configure and activate: the plain node (a bad description raises, as before), or a
+        managed one with autostart (a failure leaves it unconfigured, the reason logged)."""
         if self.trigger_configure() != SUCCESS:
+            if self.managed:
+                return
             raise ValueError(f"robot description rejected: {self.configure_failure}")
         self.trigger_activate()
 
     def _on_description(self, msg):
         first = self.described is None
         self.described = msg
-        if first and not self.managed and self.lifecycle_state() == "unconfigured":
+        if first and self.autostart and self.lifecycle_state() == "unconfigured":
             try:
-                self._start_plain()
+                self._start_itself()
             except ValueError as exc:
                 self.get_logger().error(str(exc))
 

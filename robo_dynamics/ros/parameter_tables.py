@@ -40,6 +40,9 @@ CHAIN = {
     "managed": Spec(False, BOOL, "A managed (lifecycle) node: start unconfigured and command "
                     "the arm only once activated (ros2 lifecycle set, a lifecycle manager). "
                     "False: configure and activate at start-up.", READ_ONLY),
+    "autostart": Spec(False, BOOL, "With managed: configure and activate at start-up (in "
+                      "the node itself, as the launch file's activate:=true asks), staying a "
+                      "managed node that ros2 lifecycle set can deactivate.", READ_ONLY),
     "base_link": Spec("", STRING, "First link of the chain (fixed to the world). Empty: the "
                       "URDF root.", READ_ONLY),
     "tip_link": Spec("", STRING, "Last link of the chain; J and Λ refer to its origin. Empty: "
