@@ -22,10 +22,11 @@ BACKGROUND_NICE = 10
 WORKER = ("import os; os.nice({nice}); from robo_dynamics.fit_process import main; main()")
 
 
-def run_in_process(function, *args):
-    """function(*args) computed in a new process; its result, or its exception raised here
-    (RuntimeError if the process itself failed). `function` must be importable at module
-    level and its arguments (arrays apart) and result picklable."""
+def run_in_process(function, *args, nice=BACKGROUND_NICE):
+    """function(*args) computed in a new process, `nice` below the caller's priority; its
+    result, or its exception raised here (RuntimeError if the process itself failed).
+    `function` must be importable at module level and its arguments (arrays apart) and
+    result picklable."""
     with tempfile.TemporaryDirectory(prefix="robo_dynamics_fit_") as folder:
         sent = []
         for k, arg in enumerate(args):
@@ -36,7 +37,7 @@ def run_in_process(function, *args):
             else:
                 sent.append(("value", arg))
         done = subprocess.run(
-            [sys.executable, "-c", WORKER.format(nice=BACKGROUND_NICE)],
+            [sys.executable, "-c", WORKER.format(nice=nice)],
             input=pickle.dumps((function, sent)), capture_output=True, check=False)
     if done.returncode != 0 or not done.stdout:
         raise RuntimeError(f"the fit's process failed (exit status {done.returncode}): "

@@ -2,6 +2,7 @@
 besides its command, the model-change schedule and the identification's speed rule."""
 
 import concurrent.futures
+import time
 import types
 
 import numpy as np
@@ -100,9 +101,17 @@ def test_model_changes_take_effect_in_order_at_their_times():
     assert schedule.apply_due(1.5, wait=False, timeout=1.0) == [] and committed == ["a"]
     assert first.done.result(timeout=0) == "did a"
     assert schedule.apply_due(2.5, wait=False, timeout=1.0) == [] and committed == ["a"]
+    seen_waiting = []
     with concurrent.futures.ThreadPoolExecutor(1) as pool:    # prepared while waited for
-        pool.submit(lambda: second.change.set_result("b"))
+        def prepare():
+            deadline = time.monotonic() + 10.0
+            while schedule.waiting_for is None and time.monotonic() < deadline:
+                time.sleep(0.001)                             # the waiter says what for
+            seen_waiting.append(schedule.waiting_for)
+            second.change.set_result("b")
+        pool.submit(prepare)
         assert schedule.apply_due(2.5, wait=True, timeout=10.0) == []
+    assert seen_waiting == [2.0] and schedule.waiting_for is None
     assert committed == ["a", "b"] and not schedule
     late = schedule.add(3.0)
     assert schedule.apply_due(3.0, wait=True, timeout=0.01) == [3.0]     # skipped

@@ -96,3 +96,16 @@ def test_a_clock_that_has_not_started_is_waited_for_not_warned_about():
     assert (event.level, event.kind) == (core.INFO, "clock_stopped")
     assert "waiting for the simulated clock: no /clock for 2 s" in event.message
     assert watch.update(0.002, 13.0).kind == "clock_resumed"
+
+
+def test_a_clock_the_node_itself_holds_for_a_model_change_is_not_warned_about():
+    """The joint-state thread waits (simulated time) for a model change due at t = 30.3 s:
+    the clock stands by the node's own doing, an INFO saying so; once the change is in and
+    the loop runs again, the return is reported as for any stop."""
+    watch = health.ClockWatch(patience=2.0)
+    assert watch.update(30.3, 50.0, waiting_for=30.3) is None
+    event = watch.update(30.3, 52.0, waiting_for=30.3)
+    assert (event.level, event.kind) == (core.INFO, "clock_stopped")
+    assert "stands at t = 30.300 s while the model change due at t = 30.300 s" in event.message
+    assert watch.update(30.302, 60.0).kind == "clock_resumed"
+    assert watch.update(30.302, 70.0).level == core.WARN     # stood again, no change awaited

@@ -112,8 +112,10 @@ class ClockWatch:
         self.last = self.since = None      # the clock's last value [s], and when it changed
         self.stopped = False
 
-    def update(self, now, wall):
-        """`now`: the node's clock [s]; `wall`: a monotonic clock [s] → Event or None."""
+    def update(self, now, wall, waiting_for=None):
+        """`now`: the node's clock [s]; `wall`: a monotonic clock [s]; `waiting_for`: the
+        time [s] of a model change the node itself holds the loop for, or None → Event or
+        None."""
         if self.last is None or now != self.last:
             event = (core.Event(core.INFO, "clock_resumed",
                                 f"the simulated clock runs again, from t = {self.last:.3f} s "
@@ -127,6 +129,12 @@ class ClockWatch:
                 return core.Event(core.INFO, "clock_stopped",
                                   f"waiting for the simulated clock: no /clock for "
                                   f"{self.patience:g} s of wall time (use_sim_time is true)")
+            if waiting_for is not None:    # this node holds the loop: its own doing
+                return core.Event(core.INFO, "clock_stopped",
+                                  f"the simulated clock stands at t = {now:.3f} s while the "
+                                  f"model change due at t = {waiting_for:.3f} s is prepared "
+                                  "(the loop waits, so that it lands on the same state on "
+                                  "every machine)")
             return core.Event(core.WARN, "clock_stopped",
                               f"the simulated clock (/clock) has stood at t = {now:.3f} s for "
                               f"{self.patience:g} s of wall time: no joint state, no command, "

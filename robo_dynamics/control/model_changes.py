@@ -37,6 +37,7 @@ class ModelChangeSchedule:
         self._commit = commit
         self._items = collections.deque()
         self._lock = threading.Lock()
+        self.waiting_for = None     # the time [s] of the change apply_due waits for, or None
 
     def __bool__(self):
         return bool(self._items)
@@ -58,11 +59,14 @@ class ModelChangeSchedule:
             if not item.change.done():
                 if not wait:
                     break
+                self.waiting_for = item.at
                 try:
                     item.change.result(timeout=timeout)
                 except concurrent.futures.TimeoutError:
                     skipped.append(item.at)
                     resolve(item.change, None)
+                finally:
+                    self.waiting_for = None
             self.take(item)
         return skipped
 

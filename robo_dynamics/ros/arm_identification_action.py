@@ -29,7 +29,7 @@ from ..control.identification_session import MODEL_CHANGE_DELAY, interrupted_sen
 from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, resolve
 from ..control.pose_recording import TimedRecording
 from ..control.trajectory import SetPoint
-from ..fit_process import run_in_process
+from ..fit_process import BACKGROUND_NICE, run_in_process
 from ..model.loader import load_robot
 
 POLL = 0.05           # s between looks at the recording
@@ -192,7 +192,10 @@ class ArmIdentification:
         holds this process's GIL, which the joint-state thread needs); the corrected model
         (a RobotModel)."""
         t, q, qd, tau = run.arrays()
-        fit = run_in_process(fit_recording, model, t, q, qd, tau, run.end - excitation.period)
+        # below the node's priority on the system clock (the command stream goes first); at
+        # its own on simulated time, where the loop waits for the fit (model_changes.py)
+        fit = run_in_process(fit_recording, model, t, q, qd, tau, run.end - excitation.period,
+                             nice=0 if self.owner.on_simulated_time() else BACKGROUND_NICE)
         # the held-out states are those fit_recording held out: from the last period on
         if goal.output_urdf:
             with open(goal.output_urdf, "w", encoding="utf-8") as stream:

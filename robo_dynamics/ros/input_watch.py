@@ -34,7 +34,8 @@ class InputWatch:
             if self.clock_watch.last is not None:   # a simulated clock is watched afresh
                 self.clock_watch = ClockWatch()     # from its first tick
             return
-        event = self.clock_watch.update(self.node.now(), time.monotonic())
+        event = self.clock_watch.update(self.node.now(), time.monotonic(),
+                                        self.node.model_changes.waiting_for)
         if event is not None:
             with self.node.lock:
                 self.node.report(event)
