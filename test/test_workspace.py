@@ -170,6 +170,27 @@ def run(ros2, command, timeout=60):
     return process.returncode, output
 
 
+DUMP_CALLS = 3    # `ros2 param dump` calls that may run out of the CLI's own service wait
+
+
+def param_dump(ros2, node):
+    """`ros2 param dump` of `node`: (its text, the parameters it lists). The CLI waits a fixed
+    5 s for the node's parameter services (its --timeout is for finding the node): on a
+    loaded machine that wait can run out, which it says, and it is then asked again, at most
+    DUMP_CALLS times. Unbuffered, so that what it printed survives it dying at exit; a
+    failure shows its exit status and output."""
+    for _ in range(DUMP_CALLS):
+        code, output = run(ros2, "env PYTHONUNBUFFERED=1 ros2 param dump --no-daemon "
+                                 f"--timeout 20 {node}")
+        if "Wait for service timed out" in output:
+            continue
+        parsed = yaml.safe_load(output) if output.strip() else None
+        assert isinstance(parsed, dict) and node in parsed, f"exit status {code}: {output!r}"
+        return output, parsed[node]["ros__parameters"]
+    raise AssertionError(f"ros2 param dump {node}: the CLI's service wait ran out "
+                         f"{DUMP_CALLS} times: {output!r}")
+
+
 class Launch:
     """`ros2 launch ...` running until stop(). A thread reads its output all along (a pipe
     left unread fills, and launch, then every node it started, would block on logging);
@@ -271,12 +292,10 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
         later = echo_once("/cell/left/joint_states", JointState)
         stamp = lambda m: m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
         assert 0.0 <= stamp(first) < stamp(later) < 600.0     # simulated time, from 0
-        code, output = run(ros2, "ros2 param dump --no-daemon --timeout 20 "
-                                 "/cell/left/dynamics_node")
-        assert code == 0, output
+        output, dumped = param_dump(ros2, "/cell/left/dynamics_node")
     assert launch.result[0] == 0, launch.result[1][-3000:]
     assert "Traceback" not in launch.result[1]
-    dumped = flat(yaml.safe_load(output)["/cell/left/dynamics_node"]["ros__parameters"])
+    dumped = flat(dumped)
     assert set(parameters.DYNAMICS_NODE) <= set(dumped), set(parameters.DYNAMICS_NODE) - set(
         dumped)
     assert dumped["hold_damping"] == [] and dumped["torque_limit_scale"] == 0.8
@@ -294,8 +313,7 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
             if READY.search(line) or "Traceback" in line:
                 break
         assert READY.search(seen[-1]), "".join(seen)
-        code, again = run(ros2, "ros2 param dump --no-daemon --timeout 20 /cell/left/dynamics_node")
-        redumped = flat(yaml.safe_load(again)["/cell/left/dynamics_node"]["ros__parameters"])
+        redumped = flat(param_dump(ros2, "/cell/left/dynamics_node")[1])
         assert {k: v for k, v in redumped.items() if k != "use_sim_time"} == {
             k: v for k, v in dumped.items() if k != "use_sim_time"}
         node.send_signal(signal.SIGINT)
@@ -325,9 +343,7 @@ def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2, 
             "/**/dynamics_node"]["ros__parameters"] for ns, name in (
                 ("left", "rd_ur5e.yaml"), ("right", "planar_2link.yaml"))}
         for namespace, values in files.items():
-            code, output = run(ros2, "ros2 param dump --no-daemon --timeout 20 "
-                                     f"/{namespace}/dynamics_node")
-            dumped = yaml.safe_load(output)[f"/{namespace}/dynamics_node"]["ros__parameters"]
+            dumped = param_dump(ros2, f"/{namespace}/dynamics_node")[1]
             for name, value in values.items():
                 assert dumped[name] == value, (namespace, name)
         q1, q2 = 0.3, -0.5

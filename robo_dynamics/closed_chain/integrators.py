@@ -7,16 +7,19 @@ independent v, the equations of motion reduce to the independent ones (eq. 11–
 
 (B the velocity transformation, c the dependent accelerations' part Φ_u⁻¹γ), an ODE in
 (v, v̇); after each step u is solved by Newton's method (the position constraint) and u̇
-by the velocity constraint, so the loop stays closed to the Newton tolerance. Two
-integrators of that ODE: the classical Runge–Kutta (explicit) and the trapezoidal rule
-(implicit, solved by Newton's method on v̇ with a central-difference Jacobian).
+by the velocity constraint, so the loop stays closed to the Newton tolerance: Wehage and
+Haug's generalized coordinate partitioning. Two integrators of that ODE, each choosing its
+step from an estimate of its local error: Dormand and Prince's embedded Runge–Kutta pair
+(explicit) and BDF of variable step and order (implicit, bdf.py; Newton's method with a
+central-difference Jacobian of the reduced rates). dae.py integrates the same motion as a
+DAE in all coordinates.
 """
 
 import numpy as np
 
+from .bdf import NEWTON_FRACTION, REUSE, AdaptiveBDF
 from .tree_dynamics import tree_kinematics, tree_mass_matrix, tree_rnea
 
-IMPLICIT_TOLERANCE = 1e-12    # rad/s: the trapezoidal rule's Newton iterations stop here
 IMPLICIT_ITERATIONS = 20
 DIFFERENCE_STEP = 1e-6        # the central differences of the implicit Jacobian
 
@@ -52,43 +55,117 @@ def _rates(chain, q_guess, y, tau):
     return np.concatenate((y[d:], reduced_acceleration(chain, q, qd, tau)))
 
 
-def runge_kutta_step(chain, q, qd, h, tau=None):
-    """(q, q̇) after one classical Runge–Kutta step h [s] of the reduced equations (the
-    partition chosen again first if it has become ill-conditioned)."""
-    v = list(chain.ensure_partition(q).v)
-    y = np.concatenate((q[v], qd[v]))
-    k1 = _rates(chain, q, y, tau)
-    k2 = _rates(chain, q, y + 0.5 * h * k1, tau)
-    k3 = _rates(chain, q, y + 0.5 * h * k2, tau)
-    k4 = _rates(chain, q, y + h * k3, tau)
-    y = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    d = chain.dof
-    return _state(chain, q, y[:d], y[d:])
+# Dormand and Prince's RK5(4)7M (J. Comput. Appl. Math. 6, 1980): nodes, stages, the fifth-
+# order weights (also the last stage's row) and the fourth-order ones
+DP_C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
+DP_A = [[], [1 / 5], [3 / 40, 9 / 40], [44 / 45, -56 / 15, 32 / 9],
+        [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+        [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
+        [35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84]]
+DP_B5 = np.array([35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0.0])
+DP_B4 = np.array([5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100,
+                  1 / 40])
 
 
-def trapezoidal_step(chain, q, qd, h, tau=None):
-    """(q, q̇) after one step h [s] of the trapezoidal rule on the reduced equations:
-    y₁ = y₀ + h/2 (f(y₀) + f(y₁)), solved for y₁ by Newton's method."""
-    v, d = list(chain.ensure_partition(q).v), chain.dof
-    y0 = np.concatenate((q[v], qd[v]))
-    f0 = _rates(chain, q, y0, tau)
-    y1 = y0 + h * f0
+def dormand_prince(chain, q, qd, duration, tolerance=1e-9, tau=None, first_step=1e-4):
+    """(q, q̇) `duration` [s] later: the reduced equations integrated by the embedded
+    Runge–Kutta pair of Dormand and Prince, the step chosen so that the difference of its
+    fifth- and fourth-order results stays within `tolerance` × (1 + |y|) (RMS), the
+    partition chosen again between steps when it has become ill-conditioned. Also returns
+    the number of accepted steps."""
+    t, h, steps = 0.0, first_step, 0
+    while t < duration - 1e-12:
+        h = min(h, duration - t)
+        v, d = list(chain.ensure_partition(q).v), chain.dof
+        y = np.concatenate((q[v], qd[v]))
+        k = [_rates(chain, q, y, tau)]
+        for i in range(1, 7):
+            k.append(_rates(chain, q, y + h * sum(a * kj for a, kj in zip(DP_A[i], k)), tau))
+        k = np.array(k)
+        y5 = y + h * DP_B5 @ k
+        error = float(np.sqrt(np.mean((h * (DP_B5 - DP_B4) @ k
+                                       / (tolerance * (1.0 + np.abs(y5)))) ** 2)))
+        if error <= 1.0:
+            t, steps = t + h, steps + 1
+            q, qd = _state(chain, q, y5[:d], y5[d:])
+        h *= min(5.0, max(0.2, 0.9 * max(error, 1e-10) ** -0.2))
+    return q, qd, steps
 
-    def residual(y):
-        f = _rates(chain, q, y, tau)
-        return y - y0 - 0.5 * h * (f0 + f)
 
-    for _ in range(IMPLICIT_ITERATIONS):
-        r = residual(y1)
-        if np.max(np.abs(r)) <= IMPLICIT_TOLERANCE:
-            break
-        J = np.empty((2 * d, 2 * d))
-        for j in range(2 * d):
-            e = np.zeros(2 * d)
+class ReducedBDF:
+    """The reduced equations integrated from t = 0 by BDF of variable step and order
+    (bdf.py; Newton's method on v with a central-difference Jacobian of the reduced
+    rates), u closed after each step: coordinate partitioning with an implicit integrator.
+    When the partition is chosen again, the history restarts in the new coordinates.
+    advance(t) → (q, q̇) at t [s]."""
+
+    def __init__(self, chain, q, qd, tolerance=1e-8, tau=None):
+        self.chain, self.tau, self.q, self.qd = chain, tau, q, qd
+        self.tolerance, self.matrix = tolerance, None      # matrix: (∂f/∂y, the α it serves)
+        self.v = list(chain.ensure_partition(q).v)
+        y = np.concatenate((q[self.v], qd[self.v]))
+        self.engine = AdaptiveBDF(y, _rates(chain, q, y, tau), 0.0, tolerance, self._solve,
+                                  accept=self._close, restart=self._new_partition,
+                                  derivative=lambda y: _rates(chain, self.q, y, tau))
+
+    def advance(self, t_end):
+        self.engine.advance(t_end)
+        return self.q, self.qd
+
+    def _solve(self, alpha, beta, guess):
+        """Newton's method on α y + β − f(y) = 0 from `guess`, with the Jacobian of f (central
+        differences) kept from step to step while α stays within REUSE of its own and the
+        iterations converge; else evaluated afresh and the iterations started again."""
+        for fresh in (False, True):
+            if fresh or self.matrix is None or abs(alpha / self.matrix[1] - 1.0) > REUSE:
+                self.matrix = (self._jacobian(guess), alpha)
+                fresh = True
+            y = self._newton(alpha, beta, guess)
+            if y is not None or fresh:
+                return y
+        return None
+
+    def _jacobian(self, y):
+        m = len(y)
+        J = np.empty((m, m))
+        for j in range(m):
+            e = np.zeros(m)
             e[j] = DIFFERENCE_STEP
-            J[:, j] = (residual(y1 + e) - residual(y1 - e)) / (2.0 * DIFFERENCE_STEP)
-        y1 = y1 - np.linalg.solve(J, r)
-    return _state(chain, q, y1[:d], y1[d:])
+            J[:, j] = (self._rates(y + e) - self._rates(y - e)) / (2.0 * DIFFERENCE_STEP)
+        return J
+
+    def _rates(self, y):
+        return _rates(self.chain, self.q, y, self.tau)
+
+    def _newton(self, alpha, beta, guess):
+        J, alpha_J = self.matrix
+        iteration = np.linalg.inv(alpha_J * np.eye(len(guess)) - J)
+        scale = 2.0 / (1.0 + alpha / alpha_J)        # as DASSL scales a kept matrix's step
+        y, previous = guess.copy(), None
+        for k in range(IMPLICIT_ITERATIONS):
+            delta = -scale * iteration @ (alpha * y + beta - self._rates(y))
+            y = y + delta
+            size = float(np.sqrt(np.mean((delta / (self.tolerance * (1.0 + np.abs(y))))
+                                         ** 2)))
+            rate = size / previous if previous else 0.0
+            if rate >= 0.9:
+                return None
+            if size * (rate / (1.0 - rate) if rate else 1.0) <= NEWTON_FRACTION:
+                return y
+            previous = size
+        return None
+
+    def _close(self, y):
+        d = self.chain.dof
+        self.q, self.qd = _state(self.chain, self.q, y[:d], y[d:])
+        return y
+
+    def _new_partition(self):
+        v = list(self.chain.ensure_partition(self.q).v)
+        if v == self.v:
+            return None
+        self.v, self.matrix = v, None
+        return np.concatenate((self.q[v], self.qd[v]))
 
 
 def energy(chain, q, qd):
