@@ -29,6 +29,32 @@ NEWTON_FRACTION = 1e-3  # of the tolerance: a correction this small ends the ite
 #                        0.33 the four-bar's fall came out 10× less accurate, with rejections)
 
 
+def weighted_rms(e, y, tolerance):
+    """RMS of e in units of tolerance × (1 + |y|): the norm errors and corrections are
+    measured in (≤ 1: within the tolerance)."""
+    return float(np.sqrt(np.mean((e / (tolerance * (1.0 + np.abs(y)))) ** 2)))
+
+
+class Convergence:
+    """When the correctors' simplified Newton iterations stop: the correction δ, in the
+    error's norm, times ρ/(1 − ρ) (ρ: its rate, judged from the `judge_from`-th correction
+    on) below NEWTON_FRACTION; a rate of 0.9 or more is divergence."""
+
+    def __init__(self, tolerance, judge_from=1):
+        self.tolerance, self.judge_from = tolerance, judge_from
+        self.previous, self.count = None, 0
+
+    def check(self, delta, y):
+        """True: converged at y; False: iterate again; None: diverging."""
+        size = weighted_rms(delta, y, self.tolerance)
+        rate = (size / self.previous if self.previous and self.count >= self.judge_from
+                else 0.0)
+        self.previous, self.count = size, self.count + 1
+        if rate >= 0.9:
+            return None
+        return size * (rate / (1.0 - rate) if rate else 1.0) <= NEWTON_FRACTION
+
+
 def derivative_weights(times):
     """c (k+1,): the derivative at times[0] of the polynomial through (times[j], Y_j) is
     Σ_j c_j Y_j (Lagrange basis differentiated)."""
@@ -98,7 +124,7 @@ class AdaptiveBDF:
             if y is None:                                     # Newton's method failed
                 self._shrink(0.25)
                 continue
-            error = self._estimate(y, t0, k)
+            error = self._estimate(y, t0, k, predicted)
             if self.fixed or error <= 1.0:
                 self._accept(t0, y, error)
                 return
@@ -115,19 +141,18 @@ class AdaptiveBDF:
         w = extrapolation_weights(self.times[:n], t0)
         return sum(wj * y for wj, y in zip(w, self.values[:n]))
 
-    def _estimate(self, y, t0, k):
+    def _estimate(self, y, t0, k, predicted=None):
         """e_k (weighted norm) of the formula of order k at t0 with corrector value y, or inf
-        without the k + 1 past values it needs."""
+        without the k + 1 past values it needs; predicted: P_k(t0) if known."""
+        if predicted is None:
+            predicted = self._predict(t0, k)
         if len(self.times) == 1:
-            return self._norm(y - self._predict(t0, 1), y)
+            return weighted_rms(y - predicted, y, self.tolerance)
         if len(self.times) < k + 1:
             return np.inf
         alpha = np.sum(1.0 / (t0 - np.asarray(self.times[:k])))
-        difference = y - self._predict(t0, k)
-        return self._norm(difference / (alpha * (t0 - self.times[k])), y)
-
-    def _norm(self, e, y):
-        return float(np.sqrt(np.mean((e / (self.tolerance * (1.0 + np.abs(y)))) ** 2)))
+        return weighted_rms((y - predicted) / (alpha * (t0 - self.times[k])), y,
+                            self.tolerance)
 
     def _accept(self, t0, y, error):
         k = self.order

@@ -17,7 +17,7 @@ drift.
 
 import numpy as np
 
-from .bdf import MAX_ORDER, NEWTON_FRACTION, REUSE, AdaptiveBDF
+from .bdf import MAX_ORDER, REUSE, AdaptiveBDF, Convergence
 from .closures import constraint_jacobian
 from .system_jacobian import system_jacobian
 from .tree_dynamics import tree_kinematics, tree_rnea
@@ -93,8 +93,11 @@ class BDF:
         NEWTON_FRACTION of the tolerance (its convergence rate allowed for), or the
         residual below NEWTON_TOLERANCE; None if it diverges or runs out of iterations."""
         chain, n = self.chain, self.n
-        Y, lam, previous = guess.copy(), self.lam.copy(), None
-        for iteration in range(iterations):
+        Y, lam = guess.copy(), self.lam.copy()
+        # (the first correction mostly moves λ, from the last step's: the rate of the
+        # corrections of Y is judged from the second on)
+        convergence = Convergence(self.tolerance, judge_from=2)
+        for _ in range(iterations):
             Yp = alpha * Y + beta
             w, q = Y[:n], Y[n:]
             Phi_q = chain.constraint_jacobian(q)
@@ -116,17 +119,12 @@ class BDF:
             if not np.all(np.isfinite(delta)):
                 return None
             Y, lam = Y + delta[:2 * n], lam + delta[2 * n:]
-            size = float(np.sqrt(np.mean((delta[:2 * n]
-                                          / (self.tolerance * (1.0 + np.abs(Y)))) ** 2)))
-            # (the first correction mostly moves λ, from the last step's: the rate of the
-            # corrections of Y is judged from the second on)
-            rate = size / previous if previous and iteration >= 2 else 0.0
-            if rate >= 0.9:
+            done = convergence.check(delta[:2 * n], Y)
+            if done is None:
                 return None
-            if size * (rate / (1.0 - rate) if rate else 1.0) <= NEWTON_FRACTION:
+            if done:
                 self.trial_lam = lam
                 return Y
-            previous = size
         return None
 
     def _project(self, Y):

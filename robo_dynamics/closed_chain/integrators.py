@@ -17,7 +17,7 @@ DAE in all coordinates.
 
 import numpy as np
 
-from .bdf import NEWTON_FRACTION, REUSE, AdaptiveBDF
+from .bdf import REUSE, AdaptiveBDF, Convergence, weighted_rms
 from .tree_dynamics import tree_kinematics, tree_mass_matrix, tree_rnea
 
 IMPLICIT_ITERATIONS = 20
@@ -83,8 +83,7 @@ def dormand_prince(chain, q, qd, duration, tolerance=1e-9, tau=None, first_step=
             k.append(_rates(chain, q, y + h * sum(a * kj for a, kj in zip(DP_A[i], k)), tau))
         k = np.array(k)
         y5 = y + h * DP_B5 @ k
-        error = float(np.sqrt(np.mean((h * (DP_B5 - DP_B4) @ k
-                                       / (tolerance * (1.0 + np.abs(y5)))) ** 2)))
+        error = weighted_rms(h * (DP_B5 - DP_B4) @ k, y5, tolerance)
         if error <= 1.0:
             t, steps = t + h, steps + 1
             q, qd = _state(chain, q, y5[:d], y5[d:])
@@ -101,7 +100,7 @@ class ReducedBDF:
 
     def __init__(self, chain, q, qd, tolerance=1e-8, tau=None):
         self.chain, self.tau, self.q, self.qd = chain, tau, q, qd
-        self.tolerance, self.matrix = tolerance, None      # matrix: (∂f/∂y, the α it serves)
+        self.tolerance, self.matrix = tolerance, None  # matrix: ((αI − ∂f/∂y)⁻¹, its α)
         self.v = list(chain.ensure_partition(q).v)
         y = np.concatenate((q[self.v], qd[self.v]))
         self.engine = AdaptiveBDF(y, _rates(chain, q, y, tau), 0.0, tolerance, self._solve,
@@ -118,7 +117,8 @@ class ReducedBDF:
         iterations converge; else evaluated afresh and the iterations started again."""
         for fresh in (False, True):
             if fresh or self.matrix is None or abs(alpha / self.matrix[1] - 1.0) > REUSE:
-                self.matrix = (self._jacobian(guess), alpha)
+                self.matrix = (np.linalg.inv(alpha * np.eye(len(guess))
+                                             - self._jacobian(guess)), alpha)
                 fresh = True
             y = self._newton(alpha, beta, guess)
             if y is not None or fresh:
@@ -138,21 +138,15 @@ class ReducedBDF:
         return _rates(self.chain, self.q, y, self.tau)
 
     def _newton(self, alpha, beta, guess):
-        J, alpha_J = self.matrix
-        iteration = np.linalg.inv(alpha_J * np.eye(len(guess)) - J)
-        scale = 2.0 / (1.0 + alpha / alpha_J)        # as DASSL scales a kept matrix's step
-        y, previous = guess.copy(), None
-        for k in range(IMPLICIT_ITERATIONS):
+        iteration, alpha_kept = self.matrix
+        scale = 2.0 / (1.0 + alpha / alpha_kept)     # as DASSL scales a kept matrix's step
+        y, convergence = guess.copy(), Convergence(self.tolerance)
+        for _ in range(IMPLICIT_ITERATIONS):
             delta = -scale * iteration @ (alpha * y + beta - self._rates(y))
             y = y + delta
-            size = float(np.sqrt(np.mean((delta / (self.tolerance * (1.0 + np.abs(y))))
-                                         ** 2)))
-            rate = size / previous if previous else 0.0
-            if rate >= 0.9:
-                return None
-            if size * (rate / (1.0 - rate) if rate else 1.0) <= NEWTON_FRACTION:
-                return y
-            previous = size
+            done = convergence.check(delta, y)
+            if done is None or done:
+                return y if done else None
         return None
 
     def _close(self, y):
