@@ -15,17 +15,10 @@ The target is clamped to the effort bounds, then rate-limited (rate_limit.py): e
 of source (mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
 hardware_compensates_gravity the command sent is that minus g(q). A ramp starts where the
 arm's torque is: the measured effort when the joint states carry it, else the last command
-(zero before the first). The envelope around the law:
-
-- admission: a motion that does not start where the arm is, leaves the URDF limits, or
-  arrives while a joint moves beyond the velocity bound is refused (as MoveIt refuses one);
-  a motion may ask to be left (a goal's path tolerance): the arm holds where it is;
-- watchdogs: |q̇| beyond the velocity bound or a tracking error beyond max_tracking_error
-  abandon the motion for the hold; stale joint states stop the command stream;
-- a collision seen by the momentum observer (collision_reaction 'hold') abandons any
-  motion for the hold; a push a Cartesian mode yields to is a contact;
-- a hold that does not hold within hold_timeout stops the command stream (latched).
-The rules, with their defaults: docs/node.md, "Safety envelope".
+(zero before the first). The envelope around the law: admission (start, limits, velocity),
+watchdogs (velocity bound, tracking error → hold; stale joint states → no command), the
+observer's collisions (→ hold) and the hold's own timeout (→ stream stopped, latched); the
+rules and their defaults: docs/node.md, "Safety envelope".
 
 Computed torque: Lynch & Park, Modern Robotics, §11.4.1 (τ is the inverse dynamics at the
 commanded acceleration: one Newton–Euler recursion, Craig, Introduction to Robotics, §6.5).
