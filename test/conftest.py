@@ -47,6 +47,21 @@ def pytest_configure(config):
                             capture_output=True, text=True, timeout=600)
     os.environ["ROS2_CLI_KIT"] = "installed" if result.returncode == 0 else (
         f"install.sh failed ({result.returncode}): {result.stderr[-2000:]}")
+# The files that take longest (minutes: a whole demo, a colcon build, a MuJoCo run per arm),
+# longest first. `make test` hands whole files to its workers in collection order, so these
+# go first: a long file that started last would run alone while the other workers idle.
+LONG_FILES = ("test_demo.py", "test_workspace.py", "test_arm_matrix.py",
+              "test_example_robot_data.py", "test_identification_node.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run LONG_FILES first (in that order), every other file after them as collected."""
+    def rank(item):
+        name = item.path.name
+        return LONG_FILES.index(name) if name in LONG_FILES else len(LONG_FILES)
+    items.sort(key=rank)          # stable: the tests of a file keep their order
+
+
 SHIPPED = REPO / "urdf"
 # Real arms' URDFs: example-robot-data, which no rosdep key provides (docs/install.md: the
 # venv of `make test` installs it; a ROS workspace gets it with pip). Where it is absent, each
@@ -109,14 +124,18 @@ def rel(a, b):
     return difference(a, b, floor=1e-300).max_rel
 
 
-def worst_disagreement(solver, reference, q, qd, qdd):
-    """(largest relative difference over rd.cross_check's quantities, the report). Λ inverts
+def worst_disagreement(solver, reference, q, qd, qdd, quantities=None):
+    """(largest relative difference over rd.cross_check's quantities (or those named), the
+    report). Λ inverts
     J M⁻¹ Jᵀ, so round-off in it grows with the condition number κ (≈ κ × 1e-16, and above
     κ_max Λ is regularised); where the reference's κ exceeds 1e6, J M⁻¹ Jᵀ itself is
     compared instead of Λ."""
     import robo_dynamics as rd
-    report = rd.cross_check(solver, reference, q, qd, qdd)
-    if not reference.operational_space(q).condition_number <= 1e6:
+    from robo_dynamics.backends.cross_check import QUANTITIES
+    report = rd.cross_check(solver, reference, q, qd, qdd,
+                            QUANTITIES if quantities is None else quantities)
+    if "operational_space_inertia" in report and not (
+            reference.operational_space(q).condition_number <= 1e6):
         del report["operational_space_inertia"]
         J_a, J_b = solver.jacobian(q), reference.jacobian(q)
         report["J M^-1 J^T"] = difference(

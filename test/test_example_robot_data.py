@@ -5,6 +5,7 @@ Candidate tips are the leaf links reached from the root through at least one mov
 (what load_robot lists when the tip is ambiguous), found here with ElementTree, not with
 robo_dynamics. The reference is Pinocchio on the same URDF with the joints off the chain at 0
 (backend "pinocchio"), and, for chains with mimic joints, Pinocchio's own mimic joints.
+C(q, q̇) is compared on the chains of FULL (full_check_tips says which and why).
 
 `make corpus` prints the table of docs/testing.md from the same run:
     python test/test_example_robot_data.py
@@ -23,6 +24,7 @@ import pytest
 import robo_dynamics as rd
 from conftest import EXAMPLE_ROBOTS, rel, worst_disagreement
 from pinocchio_mimic import NativeMimic
+from robo_dynamics.backends.cross_check import QUANTITIES
 
 # reason → what the URDFError says. Each is a property of the file, not of the library:
 REFUSALS = {
@@ -54,8 +56,34 @@ def candidate_tips(path):
     return tips
 
 
+def joint_kinds(path, tip):
+    """(number of movable joints from the root to tip, their kinds: (type, is a mimic))."""
+    root = ET.parse(path).getroot()
+    parent_joint = {joint.find("child").get("link"): joint for joint in root.findall("joint")}
+    kinds, link = [], tip
+    while link in parent_joint:
+        joint = parent_joint[link]
+        if joint.get("type") != "fixed":
+            kinds.append((joint.get("type"), joint.find("mimic") is not None))
+        link = joint.find("parent").get("link")
+    return len(kinds), set(kinds)
+
+
+def full_check_tips(path, tips):
+    """The tips whose chains are also checked for C(q, q̇): the longest chain of the file,
+    and every chain with a kind of joint that one lacks. The generated C(q, q̇) depends on
+    the kinds of joints along a chain, not on their names; its code generation is what
+    costs most here (≈ 60 % of the corpus's time)."""
+    kinds = {tip: joint_kinds(path, tip) for tip in tips}
+    longest = max(tips, key=lambda tip: kinds[tip][0]) if tips else None
+    return {tip for tip in tips
+            if tip == longest or not kinds[tip][1] <= kinds[longest][1]}
+
+
 FILES = sorted(EXAMPLE_ROBOTS.rglob("*.urdf"))
 CHAINS = [(path, tip) for path in FILES for tip in candidate_tips(path)]
+FULL = {(path, tip) for path in FILES
+        for tip in full_check_tips(path, candidate_tips(path))}
 
 
 def chain_id(chain):
@@ -72,7 +100,8 @@ def sample_state(robot, seed=0):
 
 
 def check_chain(path, tip):
-    """("loaded", worst relative error, number of warnings) or ("refused", reason)."""
+    """("loaded", worst relative error, number of warnings) or ("refused", reason). Every
+    quantity of rd.cross_check, C(q, q̇) only on the chains of FULL."""
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", rd.ModelWarning)
@@ -84,7 +113,9 @@ def check_chain(path, tip):
     assert len(caught) == len(robot.warnings)
     q, qd, qdd = sample_state(robot)
     ours, pinocchio = rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio")
-    worst, report = worst_disagreement(ours, pinocchio, q, qd, qdd)
+    quantities = [name for name in QUANTITIES
+                  if (path, tip) in FULL or name != "coriolis_matrix"]
+    worst, report = worst_disagreement(ours, pinocchio, q, qd, qdd, quantities)
     if robot.is_coupled:
         native = NativeMimic(robot)
         for solver in (ours, pinocchio):
