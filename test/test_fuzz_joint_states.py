@@ -143,7 +143,7 @@ def running_node(ros):
     peer.destroy_node()
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[
+@settings(max_examples=100, deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.large_base_example,
     HealthCheck.data_too_large])
 @given(st.lists(joint_state(), min_size=50, max_size=50))
@@ -165,14 +165,14 @@ def feed_generated_messages(running_node, messages):
 
 
 def test_running_node_survives_generated_messages(running_node):
-    """200 examples of 50 generated joint states (≥ 10 000 messages) into one running node:
+    """100 examples of 50 generated joint states (≥ 5 000 messages) into one running node:
     every rejection counted, no computation error, every published torque finite and in
     limits, no command step above the rate limit."""
     node, executor, counter, state = running_node
     feed_generated_messages(running_node)
     for _ in range(200):
         executor.spin_once(timeout_sec=0.01)
-    assert state["sent"] >= 10_000
+    assert state["sent"] >= 5_000
     assert node.controller.rejected == state["sent"] - state["valid"]
     assert 0 < node.controller.rejected < state["sent"]
     assert node.health.errors == 0

@@ -67,9 +67,9 @@ class ClosedLoop(Loop):
         return result.result().status, result.result().result
 
 
-@pytest.mark.parametrize("guess", [0.7, 1.3])
-def test_the_node_finds_the_payload_from_poses_it_chooses_and_applies_it(guess):
-    """The node is told 0.7 or 1.3 kg for the 1 kg payload (30 % off, both ways). Held where
+def test_the_node_finds_the_payload_from_poses_it_chooses_and_applies_it(guess=1.3):
+    """The node is told 1.3 kg for the 1 kg payload (30 % off; 30 % under on six arms, the
+    same session without ROS: test_arm_matrix.py). Held where
     it is (a set-point, as a supervisor does), it finds the payload at 5 poses it chooses:
     every joint within half its velocity bound the whole time (the moves are planned so,
     and the provisional payloads between the poses never push a joint beyond), no safe

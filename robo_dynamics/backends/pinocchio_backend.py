@@ -201,9 +201,9 @@ class PinocchioSolver(DynamicsSolver):
         pm, data = self.pin_model, self.data
         columns = np.concatenate([np.arange(10) + 10 * (pm.getJointId(name) - 1)
                                   for name in self.model.joint_names])
+        ours = np.ix_(self._idx_v, columns)
         return np.array([pin.computeJointTorqueRegressor(
-            pm, data, self._q(x), self._v(v), self._v(a))[np.ix_(self._idx_v, columns)]
-            for x, v, a in zip(q, qd, qdd)])
+            pm, data, self._q(x), self._v(v), self._v(a))[ours] for x, v, a in zip(q, qd, qdd)])
 
 
 def _six_rows(J):

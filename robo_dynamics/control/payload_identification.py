@@ -273,7 +273,8 @@ class _Groups:
         if fitted is not None:
             y = y - self.Y[:, :, STATIC:] @ fitted[STATIC:]
         rows = Y.shape[0] * Y.shape[1]
-        tiny = (1e-12 * max(float(np.abs(y).max()), 1e-300)) ** 2
+        # a floor for the variances: exact torques (a noise-free simulation) leave none
+        tiny = max((1e-12 * float(np.abs(y).max())) ** 2, np.finfo(float).tiny)
         weight = np.ones(Y.shape[1])
         for _ in range(REWEIGHTING_PASSES):
             A = (Y * weight[:, None]).reshape(rows, count)
@@ -286,6 +287,7 @@ class _Groups:
             left_out = (y - Y @ pi) / np.maximum(1.0 - leverage, 1e-3)
             variance = np.mean(left_out ** 2, axis=0)
             weight = 1.0 / np.sqrt(np.maximum(np.maximum(variance, self.floor), tiny))
+            weight /= weight.max()           # only their ratios matter (no overflow)
         A = (Y * weight[:, None]).reshape(rows, count)
         pi, covariance = _least_squares(A, (y * weight).reshape(-1))
         if self.in_time:       # consecutive states' errors are not independent
