@@ -79,6 +79,36 @@ def test_armature_adds_to_the_joint_inertia():
     np.testing.assert_allclose(v_next, expected, rtol=0, atol=1e-10)
 
 
+@pytest.mark.parametrize("backend", ["rnea", "pinocchio"])
+@pytest.mark.parametrize("name", ["ur10", "panda"])
+def test_a_model_with_armature_steps_as_mujoco_with_that_armature(name, backend):
+    """RobotModel.with_armature(A) on both backends against MuJoCo given the same A as
+    dof_armature (MuJoCo's own reading of the URDF): one semi-implicit Euler step from each
+    of 5 states equals q̇ + h M_A⁻¹ (τ − b) of the solver's forward dynamics, and its mass
+    matrix and generalized momentum are MuJoCo's M + diag(A) and (M + diag(A)) q̇."""
+    robot = load_arm(name)
+    A = np.linspace(0.3, 0.05, robot.dof)
+    solver = rd.make_solver(robot.with_armature(A), backend)
+    plant = MujocoPlant(robot, integrator="semi_implicit_euler", armature=A)
+    for q, qd in states(robot, 5, seed=4):
+        tau = np.linspace(3.0, -3.0, robot.dof)
+        M, _ = plant.mass_matrix_and_bias(q, qd)          # MuJoCo's, armature taken off
+        _, qd_next = plant.advance(q, qd, tau)
+        qdd = (qd_next - qd) / plant.h
+        assert rel(solver.forward_dynamics(q, qd, tau), qdd) <= 1e-8
+        assert rel(solver.inverse_dynamics(q, qd, qdd), tau) <= 1e-8
+        assert rel(solver.mass_matrix(q), M + np.diag(A)) <= 1e-9
+        assert rel(solver.momentum_terms(q, qd)[0], (M + np.diag(A)) @ qd) <= 1e-9
+
+
+def test_armature_is_refused_when_it_is_not_a_finite_inertia_per_joint():
+    with pytest.raises(rd.ArgumentError, match="6 finite values >= 0"):
+        UR5E.with_armature([0.1, 0.1, -0.1, 0.1, 0.1, 0.1])
+    with pytest.raises(rd.ArgumentError, match="6 finite values >= 0"):
+        UR5E.with_armature([0.1] * 5)
+    assert np.array_equal(UR5E.with_armature(0.2).armature, np.full(6, 0.2))
+
+
 def test_the_obstacle_stops_the_arm_and_pushes_back():
     """The shoulder pans by −0.6 rad; a post stands where the elbow passes halfway: the
     upper arm's capsule meets it, a contact force appears, and the pan stays short of its

@@ -179,7 +179,8 @@ class DynamicsSolver(abc.ABC):
         return self._rnea_derivatives_batch(q, qd, qdd)
 
     def joint_torque_regressor(self, q, qd, qdd):
-        """Y (n, 10 n_b) with τ = Y π (gravity included), π the ten inertial parameters of
+        """Y (n, 10 n_b) with τ = Y π + armature·q̈ (gravity included; the rotor armature,
+        model.armature, is not a column), π the ten inertial parameters of
         every body in body_links order (algorithms/regressor.py: [m, m c, inertia about the
         body frame's origin], body axes; model_parameters(model) gives the model's own)."""
         q, qd, qdd = self._vector("q", q), self._vector("qd", qd), self._vector("qdd", qdd)

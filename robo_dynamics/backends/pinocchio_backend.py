@@ -34,7 +34,6 @@ class PinocchioSolver(DynamicsSolver):
             jid = pm.getJointId(model.joint_names[payload.body])
             pm.inertias[jid] = pm.inertias[jid] + pin.Inertia(
                 payload.mass, payload.com, payload.inertia)
-        self.data = pm.createData()
         self._idx_q, self._idx_v, self._continuous = [], [], []
         for name in model.joint_names:
             jid = pm.getJointId(name)
@@ -46,6 +45,8 @@ class PinocchioSolver(DynamicsSolver):
         self._idx_q = np.array(self._idx_q)
         self._idx_v = np.array(self._idx_v)
         self._continuous = np.array(self._continuous, dtype=bool)
+        pm.armature[self._idx_v] = model.armature   # Pinocchio's RNEA, CRBA, ABA take it
+        self.data = pm.createData()
         # fast paths: Pinocchio's q and v are ours when no joint is locked or continuous
         n = model.dof
         self._same_q = pm.nq == n and np.array_equal(self._idx_q, np.arange(n))

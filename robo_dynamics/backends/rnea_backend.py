@@ -24,6 +24,12 @@ class RneaSolver(DynamicsSolver):
 
     name = "rnea"
 
+    def __init__(self, model):
+        super().__init__(model)
+        # rotor armature (model.armature): τ gains armature·q̈, M(q) diag(armature); None
+        # when there is none, so that the code generated for the links runs alone
+        self._armature = np.array(model.armature) if np.any(model.armature) else None
+
     # the code generated for this arm, built on first use
     @functools.cached_property
     def _rnea_code(self):
@@ -83,12 +89,14 @@ class RneaSolver(DynamicsSolver):
 
     # -- one state ---------------------------------------------------------------------------
     def _compiled_rnea(self, q, qd, qdd):
-        return np.array(self._rnea_code(q.tolist(), qd.tolist(), qdd.tolist()))
+        tau = np.array(self._rnea_code(q.tolist(), qd.tolist(), qdd.tolist()))
+        return tau if self._armature is None else tau + self._armature * qdd
 
     def _rnea(self, q, qd, qdd, f_tip):
         if f_tip is None:
             return self._compiled_rnea(q, qd, qdd)
-        return rnea.rnea(self.model, q, qd, qdd, f_tip=f_tip)
+        tau = rnea.rnea(self.model, q, qd, qdd, f_tip=f_tip)
+        return tau if self._armature is None else tau + self._armature * qdd
 
     def _gravity(self, q):
         return np.array(self._gravity_code(q.tolist()))
@@ -98,7 +106,10 @@ class RneaSolver(DynamicsSolver):
 
     def _mass_matrix(self, q):
         n = len(q)
-        return np.array(self._mass_matrix_code(q.tolist())).reshape(n, n)
+        M = np.array(self._mass_matrix_code(q.tolist())).reshape(n, n)
+        if self._armature is not None:
+            M[np.diag_indices(n)] += self._armature
+        return M
 
     def _mass_matrix_inverse(self, q):
         return small_linalg.inv(self._mass_matrix(q))
@@ -110,7 +121,8 @@ class RneaSolver(DynamicsSolver):
     def _momentum_terms(self, q, qd):
         values = np.array(self._momentum_code(q.tolist(), qd.tolist()))
         n = len(q)
-        return values[:n], values[n:]
+        p = values[:n] if self._armature is None else values[:n] + self._armature * qd
+        return p, values[n:]
 
     def _forward_dynamics(self, q, qd, tau):
         return np.linalg.solve(self._mass_matrix(q), tau - self._bias(q, qd))
@@ -147,7 +159,8 @@ class RneaSolver(DynamicsSolver):
 
     # -- arrays of states --------------------------------------------------------------------
     def _rnea_batch(self, q, qd, qdd):
-        return self._rnea_batch_code(q, qd, qdd)
+        tau = self._rnea_batch_code(q, qd, qdd)
+        return tau if self._armature is None else tau + self._armature * qdd
 
     def _gravity_batch(self, q):
         return self._gravity_batch_code(q)
@@ -157,7 +170,10 @@ class RneaSolver(DynamicsSolver):
 
     def _mass_matrix_batch(self, q):
         n = q.shape[1]
-        return self._mass_matrix_batch_code(q).reshape(len(q), n, n)
+        M = self._mass_matrix_batch_code(q).reshape(len(q), n, n)
+        if self._armature is not None:
+            M[:, np.arange(n), np.arange(n)] += self._armature
+        return M
 
     def _jacobian_batch(self, q, frame):
         if frame != LOCAL_WORLD_ALIGNED:

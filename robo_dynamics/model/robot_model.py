@@ -75,6 +75,9 @@ class RobotModel:
       joint's own URDF limits; damping [N·m·s/rad or N·s/m], friction [N·m or N]: its own
       plus those of the joints mimicking it, seen at this coordinate (d + Σ m² d_m,
       f + Σ |m| f_m for multipliers m).
+      armature (n,) [kg·m² or kg]: rotor inertia reflected through the drive, J_rotor N²
+      for a gear ratio N (not in URDF: with_armature, from a datasheet); it adds
+      diag(armature) to M(q) and armature·q̈ to τ (zeros unless set).
     tip_rotation (3, 3), tip_translation (3,) [m]: last body → tip_link frame.
     gravity (3,) [m/s², base frame].
     payloads: the Payloads added by with_payload, already included in mass/com/inertia.
@@ -110,6 +113,7 @@ class RobotModel:
     locked_joints: tuple = ()
     body_members: tuple = ()       # default: each body its own link
     payloads: tuple = ()
+    armature: np.ndarray = None    # default: zeros
     warnings: tuple = ()
     urdf_xml: str = dataclasses.field(default="", repr=False)
 
@@ -117,7 +121,8 @@ class RobotModel:
         n, n_b = len(self.joint_names), len(self.body_links)
         defaults = {"body_joints": self.joint_names, "body_types": self.joint_types,
                     "coupling": np.eye(n_b, n), "coupling_offset": np.zeros(n_b),
-                    "body_members": tuple((link,) for link in self.body_links)}
+                    "body_members": tuple((link,) for link in self.body_links),
+                    "armature": np.zeros(n)}
         for name, default in defaults.items():
             value = getattr(self, name)
             if value is None or (isinstance(value, tuple) and not value):
@@ -166,7 +171,7 @@ class RobotModel:
         return dataclasses.replace(
             self, joint_names=self.body_joints, joint_types=self.body_types,
             coupling=np.eye(self.body_count), coupling_offset=np.zeros(self.body_count),
-            **per_body)
+            armature=np.zeros(self.body_count), **per_body)
 
     def joint_index(self, name):
         """Index of joint `name` in model order; KeyError naming the known joints if absent."""
@@ -210,3 +215,17 @@ class RobotModel:
         payload = Payload(link, body, float(mass), c_body, I_body)
         return dataclasses.replace(self, mass=mass_all, com=com_all, inertia=inertia_all,
                                    payloads=self.payloads + (payload,))
+
+    def with_armature(self, armature):
+        """A copy of this model with rotor armature (n,) [kg·m² or kg], each ≥ 0 and finite
+        (one value: the same for every joint). ArgumentError otherwise, and on a chain with
+        mimic joints (their drives' inertia is not modelled)."""
+        values = np.asarray(armature, dtype=float).reshape(-1)
+        if values.shape == (1,):
+            values = np.full(self.dof, values[0])
+        if values.shape != (self.dof,) or not np.all(np.isfinite(values) & (values >= 0.0)):
+            raise ArgumentError(f"armature needs {self.dof} finite values >= 0 (or one), got "
+                                f"{np.asarray(armature).tolist()}")
+        if self.is_coupled and np.any(values):
+            raise ArgumentError("armature on a chain with mimic joints is not supported")
+        return dataclasses.replace(self, armature=values)
