@@ -106,6 +106,27 @@ def test_the_base_parameters_give_pinocchios_torques():
     assert BASE.count < 10 * N and np.linalg.cond(W / np.linalg.norm(W, axis=0)) < 1e6
 
 
+def test_a_declared_armature_is_taken_off_before_the_fit(recordings):
+    """Torques of the perturbed arm with rotor armature A (Pinocchio's inverse dynamics of
+    TRUTH with A as its model.armature, along the recorded states) and 0.5 N·m of noise:
+    with A declared in the model, every base parameter lies within 4 of its reported σ of
+    TRUTH's, and the held-out torques are predicted to 1 % (pooled); without it, A q̈ is
+    blamed on the links: some parameter lies more than 10 σ off."""
+    (q, qd, qdd, _), (qv, qdv, qddv, _), _ = recordings
+    A = np.array([0.4, 0.4, 0.3, 0.1, 0.1, 0.1])
+    plant = rd.make_solver(TRUTH.with_armature(A), "pinocchio")
+    noise = np.random.default_rng(2).normal(0.0, NOISE, q.shape)
+    tau = plant.inverse_dynamics_batch(q, qd, qdd) + noise
+    truth = ai.urdf_base(TRUTH, BASE)
+    declared = ai.identify_arm(ROBOT.with_armature(A), BASE, q, qd, qdd, tau)
+    assert np.max(np.abs(declared.beta - truth) / declared.beta_std) <= 4.0
+    held = plant.inverse_dynamics_batch(qv, qdv, qddv)
+    predicted = declared.predict(ROBOT.with_armature(A), qv, qdv, qddv)
+    assert np.sqrt(np.sum((predicted - held) ** 2) / np.sum(held ** 2)) <= 0.01
+    blind = ai.identify_arm(ROBOT, BASE, q, qd, qdd, tau)
+    assert np.max(np.abs(blind.beta - truth) / blind.beta_std) >= 10.0
+
+
 def test_an_excitation_starts_and_ends_each_period_at_rest_within_its_bounds(recordings):
     excitation, _ = ai.design_excitation(ROBOT, PINOCCHIO, BASE, Q0, 10.0, 5, candidates=3,
                                          seed=11, **BOUNDS)

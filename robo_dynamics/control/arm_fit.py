@@ -25,7 +25,7 @@ def fit_and_check(model, fit, held, min_speed=ai.MIN_SPEED):
     pi, friction = consistent_parameters(model, estimate)
     text = corrected_urdf(model.urdf_xml, model, bodies(pi), friction)
     corrected = load_robot(text, base_link=model.base_link, tip_link=model.tip_link,
-                           gravity=model.gravity)
+                           gravity=model.gravity).with_armature(model.armature)
     return {"text": text, "friction": friction, "shown": friction_shown(model, estimate),
             "base_parameters": base.count, "identified": int(estimate.identified.sum()),
             "samples": len(fit[0]), "sigma": estimate.sigma,

@@ -219,10 +219,11 @@ class ArmEstimate:
         self.identified = self.beta_std <= IDENTIFIED_SHARE * np.abs(beta)
 
     def predict(self, model, q, qd, qdd):
-        """τ (N, n) [N·m or N] the identified model gives for the states."""
+        """τ (N, n) [N·m or N] the identified model gives for the states (with the model's
+        declared rotor armature)."""
         W = np.concatenate((self.base.regressor(model, q, qd, qdd), friction_regressor(qd)),
                            axis=2)
-        return W @ np.concatenate((self.beta, self.friction.ravel()))
+        return W @ np.concatenate((self.beta, self.friction.ravel())) + model.armature * qdd
 
 
 def identify_arm(model, base, q, qd, qdd, tau, min_speed=MIN_SPEED):
@@ -235,7 +236,9 @@ def identify_arm(model, base, q, qd, qdd, tau, min_speed=MIN_SPEED):
 class Rows:
     """The regression rows of N recorded states (q, qd, qdd (N, n) each): the base regressor
     and the friction columns. A joint's row is left out while that joint is slower than
-    `min_speed` [rad/s] (its dry friction is then anything up to f_c, not f_c sgn(q̇))."""
+    `min_speed` [rad/s] (its dry friction is then anything up to f_c, not f_c sgn(q̇)).
+    The model's rotor armature is declared, not identified: its torque armature·q̈ is taken
+    off the measured torques before the fit."""
 
     def __init__(self, model, base, q, qd, qdd, min_speed=MIN_SPEED):
         N, n = q.shape
@@ -243,6 +246,7 @@ class Rows:
                            axis=2)
         self.base, self.n = base, n
         self.keep = np.abs(qd) >= min_speed                           # (N, n)
+        self.known = (model.armature * qdd)[self.keep]
         self.W = W[self.keep]
         self.joint = np.broadcast_to(np.arange(n), (N, n))[self.keep]
         self.scale = np.linalg.norm(self.W, axis=0)
@@ -251,7 +255,7 @@ class Rows:
     def fit(self, tau):
         """ArmEstimate from the torques τ (N, n) of the states (module docstring)."""
         rows, joint, scale, n = self.W, self.joint, self.scale, self.n
-        y = tau[self.keep]
+        y = tau[self.keep] - self.known
         scaled = rows / scale                   # the ordinary fit, for each joint's σ
         x = np.linalg.solve(scaled.T @ scaled, scaled.T @ y) / scale
         residual = y - rows @ x

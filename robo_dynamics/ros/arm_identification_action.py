@@ -213,4 +213,4 @@ class ArmIdentification:
         result.viscous_friction = fit["friction"][:, 0].tolist()
         result.coulomb_friction = fit["friction"][:, 1].tolist()
         return load_robot(fit["text"], base_link=model.base_link, tip_link=model.tip_link,
-                          gravity=model.gravity)
+                          gravity=model.gravity).with_armature(model.armature)

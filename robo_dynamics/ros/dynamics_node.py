@@ -124,6 +124,8 @@ class DynamicsNode(Lifecycle, Node):
         reason = parameters.validate_start(p, base.dof)
         if reason:
             raise ValueError(reason)
+        if p["armature"] is not None:
+            base = base.with_armature(parameters.per_joint(p["armature"], base.dof, "armature"))
         index = command_index(base, p["command_joints"])    # commands in model order: None
         self.outputs.configure(base, None if np.array_equal(index, np.arange(base.dof)) else index)
         self.urdf_model = base

@@ -126,6 +126,10 @@ DYNAMICS_NODE = {
                          "(triangle inequality broken, massless link with inertia) instead of "
                          "loading it with a warning (logged once and listed on /diagnostics).",
                          READ_ONLY),
+    "armature": Spec(None, DOUBLES, "Rotor inertia each drive reflects into its joint [kg·m² "
+                     "or kg] (J_rotor N² for a gear ratio N; a datasheet figure, not in "
+                     "URDF), one per chain joint or one for all: added to M(q) and to the "
+                     "inverse dynamics. Unset: none.", READ_ONLY),
     "kp": Spec([100.0], DOUBLES, "Computed-torque position gains [1/s^2], one per chain joint "
                "(model order) or one for all.", RUNTIME),
     "kd": Spec([20.0], DOUBLES, "Computed-torque velocity gains [1/s], one per chain joint or "
