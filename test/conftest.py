@@ -47,11 +47,14 @@ def pytest_configure(config):
                             capture_output=True, text=True, timeout=600)
     os.environ["ROS2_CLI_KIT"] = "installed" if result.returncode == 0 else (
         f"install.sh failed ({result.returncode}): {result.stderr[-2000:]}")
-# The files that take longest (minutes: a whole demo, a colcon build, a MuJoCo run per arm),
-# longest first. `make test` hands whole files to its workers in collection order, so these
-# go first: a long file that started last would run alone while the other workers idle.
-LONG_FILES = ("test_demo.py", "test_workspace.py", "test_arm_matrix.py",
-              "test_example_robot_data.py", "test_identification_node.py")
+# The files that take longest (minutes: a whole demo, a colcon build, a MuJoCo run per arm).
+# `make test` hands whole files to its workers in collection order, so these go first: a
+# long file that started last would run alone while the other workers idle. The demo and
+# the workspace (each several ROS processes at once) are kept apart: the other worker's
+# first files take about as long as the demo, and the workspace follows them.
+LONG_FILES = ("test_demo.py", "test_arm_matrix.py", "test_example_robot_data.py",
+              "test_identification_node.py", "test_payload_identification.py",
+              "test_workspace.py")
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -45,9 +45,9 @@ observer, default thresholds): the phases without a push must show no contact.
    spring back, each within COMPLIANCE_BOUND × |K⁻¹F| plus the band the plant's dry
    friction can hold (verdicts.friction_band); a plot shows it.
 11. the whole arm identified (docs/arm-identification.md) on a plant that is not the URDF:
-   sim_arm's UR5e with every link's inertials perturbed by up to 20 % (PLANT_SEED; no
-   armature: the identification has no rotor-inertia parameter yet), three runs with fresh
-   processes: gravity compensation by the node with the URDF for DRIFT_SECONDS (the tool
+   sim_arm's UR5e with every link's inertials perturbed by up to 20 % (PLANT_SEED) and
+   drives of a real arm's size (DRIVE_ARMATURE, declared to the node as its datasheet
+   would give it: the identification takes it as known), three runs with fresh processes: gravity compensation by the node with the URDF for DRIFT_SECONDS (the tool
    drifts); ~/identify_arm (IDENTIFY_ARM_GOAL: the node holds the arm, excites it, fits,
    writes demo_output/identified_ur5e.urdf and applies it); gravity compensation by a node
    started with that URDF. The held-out torque error must fall to IDENTIFIED_ERROR_RATIO of
@@ -77,6 +77,11 @@ LEAD_IN = 0.5                                               # s before the traje
 ARMATURE = [0.2, 0.2, 0.08, 0.003, 0.0008, 0.00004]        # kg·m² (engine mujoco)
 JOINT_DAMPING = [1.5, 1.5, 0.5, 0.015, 0.004, 0.0002]       # N·m·s/rad
 JOINT_FRICTION = [1.5, 1.5, 0.5, 0.015, 0.004, 0.0002]      # N·m, Coulomb
+# phase 11.'s plant: the rotor inertia a harmonic drive reflects, J_rotor N², of the order
+# of a UR-sized arm's (N ≈ 100, J_rotor ≈ 1e-5 kg·m² for the wrist's motors and a few times
+# that for the others: an assumption, not a datasheet). It dwarfs the wrist links' own
+# inertia (wrist 3: 2.9e-4 kg·m²), as on a real arm, and the node is told it (armature).
+DRIVE_ARMATURE = [0.4, 0.4, 0.3, 0.1, 0.1, 0.1]            # kg·m²
 EFFORT_NOISE = 0.5          # N·m: standard deviation of the simulated torque sensors
 PUSH_FORCE = 30.0           # N, perpendicular to the forearm, at its end (by the wrist)
 PUSH_SECONDS = 0.3

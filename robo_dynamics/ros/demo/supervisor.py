@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 
 from ..processes import node_command, spin_until
-from .scenario import (ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, IDENTIFY_ARM_KP, JOINT_DAMPING,
+from .scenario import (ARMATURE, DRIVE_ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, IDENTIFY_ARM_KP, JOINT_DAMPING,
                        JOINT_FRICTION, LEAD_IN, Q0, TIP_STIFFNESS, desired)
 
 SUPERVISORS = itertools.count(1)     # the supervisors' node names: one each
@@ -27,8 +27,8 @@ def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_e
            "-p", "friction:=true", "-p", f"joint_damping:={JOINT_DAMPING}",
            "-p", f"joint_friction:={JOINT_FRICTION}", "-p", f"effort_noise:={EFFORT_NOISE}",
            "-r", "effort_commands:=/dynamics_node/commands"]
-    if engine == "mujoco" and not phase.whole_arm:
-        sim += ["-p", f"armature:={ARMATURE}"]
+    if engine == "mujoco":
+        sim += ["-p", f"armature:={DRIVE_ARMATURE if phase.whole_arm else ARMATURE}"]
     if lockstep:       # the simulation's time on /clock drives the node's, paused by the demo
         sim += ["-p", "lockstep:=true", "-p", "lockstep_supervised:=true",
                 "-p", "lockstep_max_speed:=0.0", "-p", "lockstep_timeout:=0.5"]
@@ -42,6 +42,8 @@ def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_e
         node += payload
     if phase.guess_kg is not None:     # a rough mass at the flange, where the node will
         node += ["-p", "payload_link:=tool0", "-p", f"payload_mass:={phase.guess_kg}"]  # look
+    if phase.whole_arm and engine == "mujoco":     # the drives' datasheet
+        node += ["-p", f"armature:={DRIVE_ARMATURE}"]
     if phase.whole_arm:      # a model this far off looks like a push to the observer, and
         node += ["-p", "collision_reaction:=none",    # stiffer gains track the excitation
                  "-p", f"kp:={[IDENTIFY_ARM_KP]}", "-p", f"kd:={[IDENTIFY_ARM_KD]}"]
