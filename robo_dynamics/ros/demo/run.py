@@ -21,7 +21,7 @@ from ..isolation import isolate
 from .report import (plot, plot_compliance, plot_external, plot_payload, print_table,
                      summary)
 from ..conversions import seconds
-from .scenario import (ARMATURE, HOLD_AT, JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, PHASES,
+from .scenario import (ARMATURE, DRIVE_ARMATURE, HOLD_AT, JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, PHASES,
                        PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START, STOP_SECONDS)
 from ..processes import stop_processes
 from . import compliance
@@ -173,7 +173,9 @@ def main(argv=None):
           + "; what the node's model does not have: joint damping "
           f"{JOINT_DAMPING} N·m·s/rad and Coulomb friction {JOINT_FRICTION} N·m (compensated "
           "in the phases that say so)"
-          + (f", rotor armature {ARMATURE} kg·m²" if args.engine == "mujoco" else "")
+          + (f", rotor armature {ARMATURE} kg·m² (phase 11: drives' armature "
+             f"{DRIVE_ARMATURE} kg·m², which the node is told)" if args.engine == "mujoco"
+             else "")
           + "; no obstacle")
     rclpy.init()
     records, results, failed, contacts, pushed = {}, {}, 0, {}, None
