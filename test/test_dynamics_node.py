@@ -239,6 +239,27 @@ def test_inverse_and_forward_dynamics_services(harness):
         <= 1e-9
 
 
+@pytest.mark.parametrize("harness", [{"armature": [0.4, 0.4, 0.3, 0.1, 0.1, 0.1]}],
+                         indirect=True)
+def test_a_declared_armature_is_in_the_services_and_in_lambda(harness):
+    """armature: τ and q̈ of the services and the published Λ are Pinocchio's with the same
+    rotor inertia as its model.armature (a wrong or missing armature is 0.1 N·m or more)."""
+    reference = rd.make_solver(ROBOT.with_armature([0.4, 0.4, 0.3, 0.1, 0.1, 0.1]), "pinocchio")
+    qdd = np.array([0.5, -0.3, 0.2, 1.0, -1.0, 0.4])
+    response = harness.call(InverseDynamics, "inverse_dynamics", InverseDynamics.Request(
+        positions=list(Q), velocities=list(QD), accelerations=list(qdd)))
+    assert response.success and rel(response.effort, reference.inverse_dynamics(Q, QD, qdd)) \
+        <= 1e-9
+    tau = np.array([1.0, 20.0, 5.0, 1.0, 0.5, 0.1])
+    response = harness.call(ForwardDynamics, "forward_dynamics", ForwardDynamics.Request(
+        positions=list(Q), velocities=list(QD), efforts=list(tau)))
+    assert response.success and rel(response.accelerations,
+                                    reference.forward_dynamics(Q, QD, tau)) <= 1e-9
+    lam = harness.stream("lambda")
+    assert rel(np.reshape(lam.lambda_matrix, (6, 6)),
+               reference.operational_space_inertia(Q)) <= 1e-9
+
+
 def test_compute_dynamics_service(harness):
     response = harness.call(ComputeDynamics, "compute_dynamics",
                             ComputeDynamics.Request(positions=list(Q), velocities=list(QD)))
