@@ -451,22 +451,25 @@ def test_ros2_lifecycle_brings_up_a_managed_node_the_launch_file_left_unconfigur
     no command; `ros2 lifecycle set` configures it (its chain is then in the log) and
     activates it, and its commands then reach the arm; deactivate leaves it inactive.
     managed:=true alone: the launch file configures and activates it."""
+    # the transitions and the first state through the CLI (`ros2 lifecycle`); the states
+    # after each transition through this process's own client: every CLI call is a fresh
+    # process and participant, and its responses are what discovery loses (above)
     with launched(ros2, "dynamics.launch.py managed:=true activate:=false sim:=true "
                         "use_sim_time:=true", arms=0) as launch:
         assert lifecycle(ros2, launch=launch).strip() == "unconfigured [1]"
         assert "Transitioning successful" in lifecycle(ros2, "configure", launch=launch)
-        assert lifecycle(ros2, launch=launch).strip() == "inactive [2]"
+        assert state_over_rclpy("/dynamics_node") == "inactive [2]"
         assert any("rd_ur5e: chain base_link -> tool0" in line for line in launch.lines)
         assert "Transitioning successful" in lifecycle(ros2, "activate", launch=launch)
-        assert lifecycle(ros2, launch=launch).strip() == "active [3]"
+        assert state_over_rclpy("/dynamics_node") == "active [3]"
         command = echo_once("/dynamics_node/commands", Float64MultiArray)
         assert len(command.data) == 6
         assert "Transitioning successful" in lifecycle(ros2, "deactivate", launch=launch)
-        assert lifecycle(ros2, launch=launch).strip() == "inactive [2]"
+        assert state_over_rclpy("/dynamics_node") == "inactive [2]"
     with launched(ros2, "dynamics.launch.py managed:=true sim:=true use_sim_time:=true",
                   arms=0) as launch:   # configured, then activated once inactive: wait for it
         states = []
         while len(states) < 20 and "active [3]" not in states:
-            states.append(lifecycle(ros2, launch=launch).strip())
+            states.append(state_over_rclpy("/dynamics_node"))
         log = "".join([line for line in launch.lines if "[sim_arm" not in line][-60:])
         assert states[-1] == "active [3]", f"{states}; the launch's last lines:\n{log}"
