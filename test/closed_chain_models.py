@@ -287,19 +287,8 @@ DELTA_BASE, DELTA_PLATFORM = 0.20, 0.05      # m: motor axes' and rod ends' radi
 DELTA_UPPER, DELTA_FORE = 0.30, 0.70         # m: upper arm, forearm
 DELTA_HEIGHT = 0.65                          # m: the platform below the base, as drawn
 DELTA_MASSES = (1.2, 0.25, 0.6)              # kg: upper arm, rod, platform (with its load)
-
-
-def _rpy(R):
-    """URDF roll, pitch, yaw of R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    return (math.atan2(R[2, 1], R[2, 2]), math.asin(-R[2, 0]), math.atan2(R[1, 0], R[0, 0]))
-
-
-def _frame(x, y):
-    """Rotation whose columns are x, y (made orthogonal to x) and x × y."""
-    x = np.asarray(x, float) / np.linalg.norm(x)
-    y = np.asarray(y, float) - np.dot(y, x) * x
-    y /= np.linalg.norm(y)
-    return np.column_stack((x, y, np.cross(x, y)))
+# (the Delta itself is shipped: urdf/rd_delta.urdf, config/rd_delta.yaml; these are the
+# drawing its closed-form checks in test_closed_chain_delta.py start from)
 
 
 def delta_geometry():
@@ -320,53 +309,3 @@ def delta_geometry():
             low, high = (mid, high) if gap(mid) > 0 else (low, mid)
         arms.append((motor, t, elbow_at(low), end))
     return arms
-
-
-def delta_urdf():
-    """The Delta, closed at q = 0 (its closures in DELTA_PARAMETERS)."""
-    def inertial(mass, length, thin):
-        i = mass * length ** 2 / 12.0
-        return (f'<inertial><origin xyz="{length / 2} 0 0"/><mass value="{mass}"/><inertia '
-                f'ixx="{thin}" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="{i}"/></inertial>')
-
-    def joint(name, kind, parent, child, xyz, rpy, axis):
-        return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
-                f'<child link="{child}"/><origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" '
-                f'rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/><axis xyz="{axis}"/>'
-                '<limit lower="-3" upper="3" effort="200" velocity="10"/></joint>')
-    m_upper, m_rod, m_platform = DELTA_MASSES
-    parts = ['<robot name="delta"><link name="base_link"/>']
-    for k, (motor, t, elbow, end) in enumerate(delta_geometry(), start=1):
-        R_upper = _frame(elbow - motor, t)                    # x along the upper arm, y = t
-        R_rod = _frame(end - elbow, t)                        # x along the rod
-        parts += [f'<link name="upper_{k}">{inertial(m_upper, DELTA_UPPER, 1e-4)}</link>',
-                  f'<link name="cross_{k}"/>',
-                  f'<link name="rod_{k}">{inertial(m_rod, DELTA_FORE, 1e-6)}</link>',
-                  joint(f"motor_{k}", "revolute", "base_link", f"upper_{k}", motor,
-                        _rpy(R_upper), "0 1 0"),
-                  joint(f"elbow_{k}a", "revolute", f"upper_{k}", f"cross_{k}",
-                        (DELTA_UPPER, 0, 0), _rpy(R_upper.T @ R_rod), "0 1 0"),
-                  joint(f"elbow_{k}b", "revolute", f"cross_{k}", f"rod_{k}", (0, 0, 0),
-                        (0, 0, 0), "0 0 1")]
-    parts += ['<link name="guide_x"/><link name="guide_y"/>',
-              f'<link name="platform"><inertial><mass value="{m_platform}"/><inertia '
-              'ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="2e-3"/></inertial></link>',
-              joint("guide_x", "prismatic", "base_link", "guide_x", (0, 0, -DELTA_HEIGHT),
-                    (0, 0, 0), "1 0 0"),
-              joint("guide_y", "prismatic", "guide_x", "guide_y", (0, 0, 0), (0, 0, 0),
-                    "0 1 0"),
-              joint("guide_z", "prismatic", "guide_y", "platform", (0, 0, 0), (0, 0, 0),
-                    "0 0 1"),
-              '</robot>']
-    return "".join(parts)
-
-
-def delta_parameters():
-    """The three rod ends meeting the platform (point closures) and the three motors."""
-    names = [f"rod_end_{k}" for k in (1, 2, 3)]
-    closures = {"names": names}
-    for k, (_, _, _, end) in enumerate(delta_geometry(), start=1):
-        closures[f"rod_end_{k}"] = {
-            "type": "point", "link_a": f"rod_{k}", "xyz_a": [DELTA_FORE, 0.0, 0.0],
-            "link_b": "platform", "xyz_b": (end - [0.0, 0.0, -DELTA_HEIGHT]).tolist()}
-    return {"actuated_joints": ["motor_1", "motor_2", "motor_3"], "loop_closures": closures}

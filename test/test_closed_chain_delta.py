@@ -1,13 +1,15 @@
-"""A Delta picker (closed_chain_models.delta_urdf): three arms closed at the platform by point
-closures. Its holding torques against the Delta's own geometry (the platform found by
+"""The shipped Delta picker (urdf/rd_delta.urdf, config/rd_delta.yaml): three arms closed at
+the platform by point closures. Its holding torques against the Delta's own geometry (the platform found by
 trilateration, the potential energy differentiated), Pinocchio along a motion, and MuJoCo
 driven by the torques along that motion."""
 
 import numpy as np
 import pytest
+import yaml
 
 from closed_chain_models import (DELTA_FORE, DELTA_MASSES, DELTA_PLATFORM, DELTA_UPPER,
-                                 delta_geometry, delta_parameters, delta_urdf)
+                                 delta_geometry)
+from conftest import REPO
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
@@ -21,7 +23,10 @@ STEP, DURATION = 1e-3, 0.3                    # s: the motion's samples, its len
 
 @pytest.fixture(scope="module")
 def delta():
-    return load_closed_chain(delta_urdf(), delta_parameters())
+    """The shipped Delta (urdf/rd_delta.urdf, config/rd_delta.yaml) as they are."""
+    parameters = yaml.safe_load((REPO / "config" / "rd_delta.yaml").read_text())
+    return load_closed_chain(REPO / "urdf" / "rd_delta.urdf",
+                             parameters["/**/dynamics_node"]["ros__parameters"])
 
 
 def elbows(motors):
