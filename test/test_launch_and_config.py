@@ -60,13 +60,24 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_parameter_files_are_valid(path):
     content = yaml.safe_load(path.read_text())
-    values = flat(content[NODE_KEY]["ros__parameters"])
+    section = content[NODE_KEY]["ros__parameters"]
+    values = flat(section)
     joint = {name for name in values if name.startswith("constraints.")
              and name.count(".") == 2 and name.rsplit(".", 1)[1] in JOINT_CONSTRAINTS}
-    assert set(values) - joint <= set(parameters.DYNAMICS_NODE), set(values) - set(
-        parameters.DYNAMICS_NODE) - joint
+    # a closed linkage's motors and loop closures: read by the closed-chain library from
+    # the same section (docs/closed-chains.md), which must then load the linkage
+    closed_chain = {name for name in values
+                    if name == "actuated_joints" or name.startswith("loop_closures.")}
+    if closed_chain:
+        from robo_dynamics.closed_chain import load_closed_chain
+        linkage = load_closed_chain(REPO / "urdf" / path.name.replace(".yaml", ".urdf"),
+                                    parameters=section)
+        assert linkage.fully_actuated and linkage.closures
+    assert set(values) - joint - closed_chain <= set(parameters.DYNAMICS_NODE), set(
+        values) - set(parameters.DYNAMICS_NODE) - joint - closed_chain
     assert all(isinstance(values[name], float) and values[name] >= 0 for name in joint)
-    dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2}.get(path.name, 6)
+    dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2, "rd_palletizer.yaml": 4,
+           "rd_delta.yaml": 3}.get(path.name, 6)
     assert parameters.validate(values, dof) is None
 
 
