@@ -313,7 +313,9 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
             if READY.search(line) or "Traceback" in line:
                 break
         assert READY.search(seen[-1]), "".join(seen)
-        redumped = flat(param_dump(ros2, "/cell/left/dynamics_node")[1])
+        # read back by this process's own client: a second CLI call adds nothing the first
+        # did not show, and the CLI now and then dies in it (SIGSEGV, no output; CI 2026-11-27)
+        redumped = parameters_over_rclpy("/cell/left/dynamics_node")
         assert {k: v for k, v in redumped.items() if k != "use_sim_time"} == {
             k: v for k, v in dumped.items() if k != "use_sim_time"}
         node.send_signal(signal.SIGINT)
@@ -323,6 +325,37 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
             os.killpg(node.pid, signal.SIGKILL)
             node.wait()
     assert node.returncode == 0
+
+
+def parameters_over_rclpy(node_name):
+    """{name: value} of every parameter of `node_name` (arrays as lists), asked by this
+    process's own client: ListParameters, then GetParameters, each request sent again every
+    PROBE_AGAIN s up to PROBE_WAIT (a new client's request or its response can be lost
+    while the two discover each other)."""
+    from rcl_interfaces.srv import GetParameters, ListParameters
+    from rclpy.parameter import parameter_value_to_python
+    node = rclpy.create_node("workspace_parameter_probe")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+
+    def ask(kind, service, request):
+        client = node.create_client(kind, f"{node_name}/{service}")
+        assert client.wait_for_service(timeout_sec=PROBE_WAIT), f"no {node_name}/{service}"
+        futures = []
+        for _ in range(int(PROBE_WAIT / PROBE_AGAIN)):
+            futures.append(client.call_async(request))
+            if spin_until(executor, lambda: any(f.done() for f in futures), PROBE_AGAIN):
+                return next(f for f in futures if f.done()).result()
+        raise AssertionError(f"{node_name}/{service} answered nothing in {PROBE_WAIT} s")
+    try:
+        names = list(ask(ListParameters, "list_parameters", ListParameters.Request()).result.names)
+        values = ask(GetParameters, "get_parameters", GetParameters.Request(names=names)).values
+        found = {name: parameter_value_to_python(value) for name, value in zip(names, values)}
+        return {name: list(value) if not isinstance(value, (str, bytes, bool, int, float))
+                and value is not None else value for name, value in found.items()}
+    finally:
+        executor.shutdown()
+        node.destroy_node()
 
 
 def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2, ros):
