@@ -21,8 +21,9 @@ from ..isolation import isolate
 from .report import (plot, plot_compliance, plot_external, plot_payload, print_table,
                      summary)
 from ..conversions import seconds
-from .scenario import (ARMATURE, DRIVE_ARMATURE, HOLD_AT, JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, PHASES,
-                       PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START, STOP_SECONDS)
+from .scenario import (ARMATURE, DRIVE_ARMATURE, HOLD_AT, JOINT_DAMPING, JOINT_FRICTION,
+                       LEAD_IN, PHASES, PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START,
+                       STOP_SECONDS)
 from ..processes import stop_processes
 from . import compliance
 from .compliance import hold_tip

@@ -47,8 +47,8 @@ observer, default thresholds): the phases without a push must show no contact.
 11. the whole arm identified (docs/arm-identification.md) on a plant that is not the URDF:
    sim_arm's UR5e with every link's inertials perturbed by up to 20 % (PLANT_SEED) and
    drives of a real arm's size (DRIVE_ARMATURE, declared to the node as its datasheet
-   would give it: the identification takes it as known), three runs with fresh processes: gravity compensation by the node with the URDF for DRIFT_SECONDS (the tool
-   drifts); ~/identify_arm (IDENTIFY_ARM_GOAL: the node holds the arm, excites it, fits,
+   would give it: the identification takes it as known), three runs with fresh processes:
+   gravity compensation by the node with the URDF for DRIFT_SECONDS (the tool drifts); ~/identify_arm (IDENTIFY_ARM_GOAL: the node holds the arm, excites it, fits,
    writes demo_output/identified_ur5e.urdf and applies it); gravity compensation by a node
    started with that URDF. The held-out torque error must fall to IDENTIFIED_ERROR_RATIO of
    the URDF's or less, the largest joint drift to 1/DRIFT_RATIO or less (all joints but the

@@ -7,8 +7,8 @@ import subprocess
 import numpy as np
 
 from ..processes import node_command, spin_until
-from .scenario import (ARMATURE, DRIVE_ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, IDENTIFY_ARM_KP, JOINT_DAMPING,
-                       JOINT_FRICTION, LEAD_IN, Q0, TIP_STIFFNESS, desired)
+from .scenario import (ARMATURE, DRIVE_ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, IDENTIFY_ARM_KP,
+                       JOINT_DAMPING, JOINT_FRICTION, LEAD_IN, Q0, TIP_STIFFNESS, desired)
 
 SUPERVISORS = itertools.count(1)     # the supervisors' node names: one each
 ASKS, ASK_SECONDS = 24, 5.0          # found(): the parameter query, asked again while dropped
