@@ -70,12 +70,8 @@ def test_dynamics_node_starts_from_the_install_space(workspace):
     env.pop("PYTHONPATH", None)
     node = subprocess.Popen(["bash", "-c", script], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    seen = []
     try:
-        for line in node.stdout:      # the node's log, until it says it is configured
-            seen.append(line)
-            if "chain base_link -> tool0, 6 joints" in line:
-                break
+        seen = lines_until(node, lambda line: "chain base_link -> tool0, 6 joints" in line)
         assert any("chain base_link -> tool0" in line for line in seen), "".join(seen)
         node.send_signal(signal.SIGINT)
         rest, _ = node.communicate(timeout=30)
@@ -156,6 +152,26 @@ def ros2(workspace, tmp_path_factory):
 
 def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+START_WAIT = 120.0        # s: a liveness bound on a node's start-up log, not a speed claim
+
+
+def lines_until(process, found, timeout=START_WAIT):
+    """The lines of `process`'s text stdout up to the first for which `found` is true, or
+    all it printed by the time it exited or `timeout` passed (a reader thread: a node alive
+    but silent cannot hang the test)."""
+    lines, done = [], threading.Event()
+
+    def read():
+        for line in process.stdout:
+            lines.append(line)
+            if found(line):
+                break
+        done.set()
+    threading.Thread(target=read, daemon=True).start()
+    done.wait(timeout)
+    return list(lines)
 
 
 def run(ros2, command, timeout=60):
@@ -310,12 +326,8 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
     node = ros2(f"dynamics_node --ros-args -r __ns:=/cell/left --params-file {dump} "
                 f"-p use_sim_time:=false", stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        seen = []
-        for line in node.stdout:
-            seen.append(line)
-            if READY.search(line) or "Traceback" in line:
-                break
-        assert READY.search(seen[-1]), "".join(seen)
+        seen = lines_until(node, lambda line: READY.search(line) or "Traceback" in line)
+        assert seen and READY.search(seen[-1]), "".join(seen)
         # read back by this process's own client: a second CLI call adds nothing the first
         # did not show, and the CLI now and then dies in it (SIGSEGV, no output; CI 2026-11-27)
         redumped = parameters_over_rclpy("/cell/left/dynamics_node")
@@ -330,35 +342,44 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
     assert node.returncode == 0
 
 
-def parameters_over_rclpy(node_name):
-    """{name: value} of every parameter of `node_name` (arrays as lists), asked by this
-    process's own client: ListParameters, then GetParameters, each request sent again every
-    PROBE_AGAIN s up to PROBE_WAIT (a new client's request or its response can be lost
-    while the two discover each other)."""
-    from rcl_interfaces.srv import GetParameters, ListParameters
-    from rclpy.parameter import parameter_value_to_python
-    node = rclpy.create_node("workspace_parameter_probe")
+def call_over_rclpy(kind, service, request):
+    """The response of `service` to `request`, asked by this process's own client, or None
+    if none comes within PROBE_WAIT. The request is sent again every PROBE_AGAIN s: a new
+    client's request or its response can be lost while the two discover each other (the
+    CLI's reason in `lifecycle` below); only requests that change nothing are asked this way."""
+    node = rclpy.create_node("workspace_probe")
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-
-    def ask(kind, service, request):
-        client = node.create_client(kind, f"{node_name}/{service}")
-        assert client.wait_for_service(timeout_sec=PROBE_WAIT), f"no {node_name}/{service}"
+    try:
+        client = node.create_client(kind, service)
+        if not client.wait_for_service(timeout_sec=PROBE_WAIT):
+            return None
         futures = []
         for _ in range(int(PROBE_WAIT / PROBE_AGAIN)):
             futures.append(client.call_async(request))
             if spin_until(executor, lambda: any(f.done() for f in futures), PROBE_AGAIN):
                 return next(f for f in futures if f.done()).result()
-        raise AssertionError(f"{node_name}/{service} answered nothing in {PROBE_WAIT} s")
-    try:
-        names = list(ask(ListParameters, "list_parameters", ListParameters.Request()).result.names)
-        values = ask(GetParameters, "get_parameters", GetParameters.Request(names=names)).values
-        found = {name: parameter_value_to_python(value) for name, value in zip(names, values)}
-        return {name: list(value) if not isinstance(value, (str, bytes, bool, int, float))
-                and value is not None else value for name, value in found.items()}
+        return None
     finally:
         executor.shutdown()
         node.destroy_node()
+
+
+def parameters_over_rclpy(node_name):
+    """{name: value} of every parameter of `node_name` (arrays as lists), asked by this
+    process's own client (`call_over_rclpy`): ListParameters, then GetParameters."""
+    from rcl_interfaces.srv import GetParameters, ListParameters
+    from rclpy.parameter import parameter_value_to_python
+    listed = call_over_rclpy(ListParameters, f"{node_name}/list_parameters",
+                             ListParameters.Request())
+    assert listed is not None, f"{node_name}/list_parameters answered nothing"
+    names = list(listed.result.names)
+    got = call_over_rclpy(GetParameters, f"{node_name}/get_parameters",
+                          GetParameters.Request(names=names))
+    assert got is not None, f"{node_name}/get_parameters answered nothing"
+    found = {name: parameter_value_to_python(value) for name, value in zip(names, got.values)}
+    return {name: list(value) if not isinstance(value, (str, bytes, bool, int, float))
+            and value is not None else value for name, value in found.items()}
 
 
 def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2, ros):
@@ -458,28 +479,12 @@ def lifecycle(ros2, transition=None, node="/dynamics_node", launch=None):
 
 
 def state_over_rclpy(node_name):
-    """'label [id]' of the node's lifecycle state, asked by this process's own client, or
-    None if it does not answer within PROBE_WAIT. The request is sent again every
-    PROBE_AGAIN s: a new client's first request or its response can be lost while the two
-    discover each other (the CLI's reason above), and get_state changes nothing."""
+    """'label [id]' of the node's lifecycle state, asked by this process's own client
+    (`call_over_rclpy`), or None if it does not answer within PROBE_WAIT."""
     from lifecycle_msgs.srv import GetState
-    node = rclpy.create_node("workspace_lifecycle_probe")
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        client = node.create_client(GetState, f"{node_name}/get_state")
-        if not client.wait_for_service(timeout_sec=PROBE_WAIT):
-            return None
-        futures = []
-        for _ in range(int(PROBE_WAIT / PROBE_AGAIN)):
-            futures.append(client.call_async(GetState.Request()))
-            if spin_until(executor, lambda: any(f.done() for f in futures), PROBE_AGAIN):
-                state = next(f for f in futures if f.done()).result().current_state
-                return f"{state.label} [{state.id}]"
-        return None
-    finally:
-        executor.shutdown()
-        node.destroy_node()
+    answer = call_over_rclpy(GetState, f"{node_name}/get_state", GetState.Request())
+    return None if answer is None else (
+        f"{answer.current_state.label} [{answer.current_state.id}]")
 
 
 def test_ros2_lifecycle_brings_up_a_managed_node_the_launch_file_left_unconfigured(ros2, ros):
