@@ -174,15 +174,29 @@ def lines_until(process, found, timeout=START_WAIT):
     return list(lines)
 
 
-def run(ros2, command, timeout=60):
-    """(exit code, output) of a ros2 CLI command, without the daemon (none is left behind)."""
-    process = ros2(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+CLI_CALLS = 3     # a CLI call that died by a signal is made again, at most this many in all
+
+
+def run(ros2, command, timeout=60, again_if_killed=True):
+    """(exit code, output) of a ros2 CLI command, without the daemon (none is left behind).
+
+    The CLI now and then dies by a signal as it tears its node down: SIGSEGV in rclpy's
+    destroy_node (ros2cli's DirectNode.__exit__; 1 call in 40 here beside a running launch,
+    faulthandler's stack), and in CI a SIGABRT on a corrupted heap. Such a call is made
+    again (again_if_killed: for calls that change nothing), up to CLI_CALLS in all; the CLI
+    runs unbuffered with faulthandler on, so what it printed and where it died are in the
+    output a failure shows."""
+    for _ in range(CLI_CALLS if again_if_killed else 1):
+        process = ros2(f"env PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 {command}",
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            output, _ = process.communicate(timeout=timeout)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if process.returncode >= 0:
+            break
     return process.returncode, output
 
 
@@ -193,21 +207,16 @@ def param_dump(ros2, node):
     """`ros2 param dump` of `node`: (its text, the parameters it lists). The CLI waits a fixed
     5 s for the node's parameter services (its --timeout is for finding the node): on a
     loaded machine that wait can run out, which it says, and it is then asked again, at most
-    DUMP_CALLS times; so is a CLI that died by a signal (its own heap corrupted under load:
-    the node it asked serves on, and the next answer is checked whole). Unbuffered, so that
-    what it printed survives it dying at exit; a failure shows its exit status and output."""
+    DUMP_CALLS times. A failure shows its exit status and output."""
     for _ in range(DUMP_CALLS):
-        code, output = run(ros2, "env PYTHONUNBUFFERED=1 ros2 param dump --no-daemon "
-                                 f"--timeout 20 {node}")
+        code, output = run(ros2, f"ros2 param dump --no-daemon --timeout 20 {node}")
         if "Wait for service timed out" in output:
             continue
-        if code < 0:      # the CLI itself died by a signal (CI 2026-11-27: SIGSEGV, and
-            continue      # SIGABRT "malloc(): unsorted double linked list corrupted")
         parsed = yaml.safe_load(output) if output.strip() else None
         assert isinstance(parsed, dict) and node in parsed, f"exit status {code}: {output!r}"
         return output, parsed[node]["ros__parameters"]
-    raise AssertionError(f"ros2 param dump {node}: the CLI's service wait ran out or it "
-                         f"died {DUMP_CALLS} times: {output!r}")
+    raise AssertionError(f"ros2 param dump {node}: the CLI's service wait ran out "
+                         f"{DUMP_CALLS} times: {output!r}")
 
 
 class Launch:
@@ -446,8 +455,9 @@ def lifecycle(ros2, transition=None, node="/dynamics_node", launch=None):
     designed); Fast DDS drops a response when the caller's fresh participant is not yet
     discovered (ros2/rmw_fastrtps#842), which on a loaded machine happens to one call in a
     few hundred. `set` makes two calls: get_available_transitions, then change_state; a
-    dropped first answer leaves the transition unsent. A call stuck for CLI_WAIT is
-    therefore looked into with this process's own rclpy client:
+    dropped first answer leaves the transition unsent. A call stuck for CLI_WAIT, or one
+    that died by a signal (`run`), is therefore looked into with this process's own rclpy
+    client:
     - the node answers no get_state within PROBE_WAIT: the node is at fault, fail;
     - `get`, or `set` with the node still in the transition's start state (it never
       received the transition): the CLI is asked again;
@@ -459,14 +469,16 @@ def lifecycle(ros2, transition=None, node="/dynamics_node", launch=None):
     stuck = 0
     for _ in range(20):
         try:
-            code, output = run(ros2, command, timeout=CLI_WAIT)
+            code, output = run(ros2, command, timeout=CLI_WAIT, again_if_killed=False)
         except subprocess.TimeoutExpired:
-            stuck += 1
+            code, output = None, "stuck"
+        if code is None or code < 0:       # stuck, or died by a signal (run's reason):
+            stuck += 1                     # whether a transition was made is unknown
             state = state_over_rclpy(node)
             log = "".join([line for line in launch.lines if "[sim_arm" not in line][-60:]
                           if launch is not None else [])      # the node's and launch's own
-            assert state is not None, (f"{command} hung, and {node} answers no get_state; "
-                                       f"the launch's last lines:\n{log}")
+            assert state is not None, (f"{command}: {output}; and {node} answers no "
+                                       f"get_state; the launch's last lines:\n{log}")
             assert stuck <= STUCK_CALLS, f"{command} stuck {stuck} times; {node} is {state}"
             if transition is None or state == START[transition]:
                 output = f"stuck; {node} is {state}"
