@@ -2,8 +2,9 @@
 freely under gravity, integrated three ways — the reduced equations on
 its independent coordinate by an explicit Runge–Kutta pair and by BDF (integrators.py), and
 eq. 27 as a DAE by BDF with its system Jacobian (dae.py) — against each other and against
-MuJoCo's simulation of the same tree with the loop as an equality constraint, over the
-paper's 2 s (about a minute of Python: benchmarks/closed_chain_fall.py prints the figures)."""
+MuJoCo's simulation of the same tree with the loop as an equality constraint, over its first
+second: one swing through and back, the crank passing at 23 and 26 rad/s (the motion repeats
+with a period of about 1.3 s; benchmarks/closed_chain_fall.py prints the paper's whole 2 s)."""
 
 import numpy as np
 import pytest
@@ -14,8 +15,8 @@ from robo_dynamics.closed_chain.dae import BDF
 from robo_dynamics.closed_chain.integrators import ReducedBDF, dormand_prince, energy
 from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
 
-TIMES = (0.02, 0.25, 0.5, 1.0, 1.5, 1.75, 2.0)   # s: where the integrators are compared
-TOLERANCE = 1e-10         # Dormand–Prince's local error (weighted RMS): 2e-9 rad over the 2 s
+TIMES = (0.02, 0.25, 0.5, 0.75, 1.0)   # s: where the integrators are compared
+TOLERANCE = 1e-10         # Dormand–Prince's local error (weighted RMS): 2e-9 rad over 2 s
 BDF_TOLERANCE = 5e-11     # BDF's: within 1e-6 rad where the crank passes at 26 rad/s
 AGREEMENT = 1e-6          # rad: the paper's figures agree to this
 
@@ -69,7 +70,7 @@ def test_without_damping_the_energy_is_kept_to_1e_8_of_the_swing(fall):
 def test_bdf_on_the_dae_and_on_the_reduced_equations_agree_with_runge_kutta(fall, integrator):
     """Variable step and order: eq. 27 with its system Jacobian, and the independent
     coordinate's ODE (coordinate partitioning); within AGREEMENT of Dormand–Prince at every
-    time over the 2 s, the loop closed."""
+    time of TIMES, the loop closed."""
     chain, states = fall
     q0, qd0 = states[0.0]
     run = (BDF(chain, q0, qd0, tolerance=BDF_TOLERANCE) if integrator == "dae"
