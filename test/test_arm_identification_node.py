@@ -63,7 +63,7 @@ def test_the_node_identifies_the_arm_writes_a_corrected_urdf_and_uses_it(loop, t
     poses = np.random.default_rng(0).uniform(-2.0, 2.0, (200, ROBOT.dof))
     truth = rd.make_solver(rd.load_robot(loop.plant), "pinocchio").gravity_batch(poses)
     before = loop.node.solver.gravity_batch(poses) - truth
-    result = run(loop, period=8.0, output_urdf=str(output), apply=True)
+    result = run(loop, period=5.0, output_urdf=str(output), apply=True)
     assert result.success and result.applied, result.message
     assert result.urdf_error_all >= 0.10
     assert result.identified_error_all <= 0.4 * result.urdf_error_all, result.message
