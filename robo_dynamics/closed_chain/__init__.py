@@ -10,6 +10,7 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     urdf_closures.py   a URDF's <gazebo> joints as closures, its transmissions as motors
     partition.py       generalized coordinate partitioning (Wehage and Haug)
     mechanism.py       ClosedChain: position closure, q̇ = B v̇, inverse and forward dynamics
+    motor_space.py     MotorSpace: its dynamics in the motors' coordinates, state by state
     integrators.py     the reduced equations (eq. 11–12): Runge–Kutta, trapezoidal rule
     system_jacobian.py ∂G/∂Y, ∂G/∂Y′ of eq. 27–29, analytically
     dae.py             eq. 27 as a DAE and a BDF integrator on its system Jacobian
@@ -17,6 +18,7 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
 
 from .closures import Closure, closure, closures_from_parameters
 from .mechanism import ClosedChain
+from .motor_space import MotorSpace
 from .sdf import load_sdf
 from .tree import KinematicTree, load_tree
 from .urdf_closures import gazebo_closures, transmission_joints
@@ -39,5 +41,5 @@ def load_closed_chain(source, parameters=None, closures=(), actuated_joints=None
     return ClosedChain(tree, every, tuple(actuated_joints), reference)
 
 
-__all__ = ["ClosedChain", "Closure", "KinematicTree", "closure", "closures_from_parameters",
-           "load_closed_chain", "load_sdf", "load_tree"]
+__all__ = ["ClosedChain", "Closure", "KinematicTree", "MotorSpace", "closure",
+           "closures_from_parameters", "load_closed_chain", "load_sdf", "load_tree"]

@@ -41,11 +41,7 @@ def reduced_acceleration(chain, q, qd, tau=None):
 def _state(chain, q_guess, v, v_dot):
     """The closed (q, q̇) with independent coordinates v, rates v̇: u by Newton's method
     from q_guess's (a step away: the same assembly branch)."""
-    q = q_guess.copy()
-    q[list(chain.partition.v)] = v
-    closed = chain.newton(q)
-    if closed is None:             # Newton's method from q_guess failed: continuation
-        closed = chain.close(q, start=q_guess)
+    closed = chain.close_from(q_guess, v)
     return closed, chain.velocities(closed, v_dot)
 
 

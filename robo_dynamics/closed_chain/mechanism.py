@@ -161,6 +161,15 @@ class ClosedChain:
                             f"{np.round(q[v], 6).tolist()}: outside the mechanism's workspace "
                             "or at a singular pose")
 
+    def close_from(self, last, v):
+        """q (n,) with the independent coordinates at v and u solved by Newton's method from
+        `last`'s: `last` a closed pose a small step away, so the same assembly branch;
+        continuation from `last` where Newton's method alone fails. ArgumentError as close."""
+        q = np.array(last, dtype=float)
+        q[list(self.partition.v)] = v
+        closed = self.newton(q)
+        return closed if closed is not None else self.close(q, start=last)
+
     def newton(self, q):
         """q with u solved by Newton's method from the given values, or None."""
         q = q.copy()

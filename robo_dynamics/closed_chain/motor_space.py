@@ -1,0 +1,134 @@
+"""A closed mechanism seen from its motors: what a controller of the motor joints needs at
+each joint state, the loops closed for it.
+
+Lee, Sohn, Kim and Yoo, "Construction of System Jacobian in the Equations of Motion Using
+Velocity Transformation Technique", §4.1, eq. 9–12, with the motors θ (k,) as the independent
+coordinates: the loops closed at θ give the tree's pose q(θ) (mechanism.py), q̇ = B θ̇ and
+q̈ = B θ̈ + c, and the motor torques of a motion of the closed mechanism are
+
+    τ = Bᵀ (M q̈ + h) = M̂ θ̈ + b̂,   M̂ = Bᵀ M B,   b̂ = Bᵀ (M c + h),   ĝ = Bᵀ g
+
+(M, h = C q̇ + g the tree's; the constraint forces do no work along the closed motion,
+Bᵀ Φ_qᵀ = 0). A point of a link moves with J B θ̇ (J its Jacobian in the tree).
+
+Each state is closed from the last one (Newton's method from the last pose's dependent
+coordinates: the same assembly branch while the motors move a little between states).
+"""
+
+import numpy as np
+
+from ..errors import ArgumentError
+from .tree_dynamics import frame_jacobian, frame_pose, tree_mass_matrix, tree_rnea
+
+
+class MotorSpace:
+    """The dynamics of a ClosedChain whose motors are its independent coordinates, in the
+    motors' coordinates θ [rad or m], ordered as chain.actuated_joints. For one thread at a
+    time (it keeps the last closed pose)."""
+
+    def __init__(self, chain):
+        if not chain.fully_actuated:
+            raise ArgumentError(f"the motors {list(chain.actuated_joints)} must be the "
+                                f"mechanism's independent coordinates: one per degree of "
+                                f"freedom ({chain.dof}), each free to move")
+        self.chain, self.tree = chain, chain.tree
+        self.joint_names = chain.actuated_joints
+        self.dof = len(chain.actuated)
+        v = list(chain.partition.v)
+        self._columns = [v.index(i) for i in chain.actuated]   # B's columns in motor order
+        self.passive_joints = tuple(name for i, name in enumerate(self.tree.joint_names)
+                                    if i not in chain.actuated)
+        self._last = np.array(chain.reference, dtype=float)
+        self._key, self._state = None, None
+
+    # -- the closed state ----------------------------------------------------------------
+    def pose(self, theta):
+        """q (n,): every joint of the tree, the loops closed with the motors at θ, from the
+        last closed pose. ArgumentError where the loops cannot close (outside the
+        mechanism's workspace, or singular); the last pose is then kept."""
+        v = np.empty(self.dof)
+        v[self._columns] = self._motor_vector("theta", theta)    # independent coordinates
+        q = self.chain.close_from(self._last, v)
+        self._last = q
+        return q
+
+    def state(self, theta, theta_dot):
+        """(q (n,), q̇ (n,), B (n, k), c (n,)) of the closed mechanism at motor positions θ
+        and rates θ̇: q̇ = B θ̇, q̈ = B θ̈ + c, B's columns in motor order."""
+        theta_dot = self._motor_vector("theta_dot", theta_dot)
+        key = (np.asarray(theta, dtype=float).tobytes(), theta_dot.tobytes())
+        if key != self._key:
+            q = self.pose(theta)
+            B = self.chain.velocity_transformation(q)[:, self._columns]
+            qd = B @ theta_dot
+            c = self.chain.accelerations(q, qd, np.zeros(self.dof))
+            self._key, self._state = key, (q, qd, B, c)
+        return self._state
+
+    # -- the motors' equations of motion -------------------------------------------------
+    def gravity(self, theta):
+        """ĝ (k,) [N·m or N]: the motor torques that hold the mechanism still at θ."""
+        q, _, B, _ = self.state(theta, np.zeros(self.dof))
+        return B.T @ tree_rnea(self.tree, q, np.zeros_like(q), np.zeros_like(q),
+                               kin=self.chain.kinematics(q))
+
+    def mass_matrix(self, theta):
+        """M̂ (k, k) = Bᵀ M B: the mechanism's inertia seen by the motors."""
+        q, _, B, _ = self.state(theta, np.zeros(self.dof))
+        return B.T @ tree_mass_matrix(self.tree, q, self.chain.kinematics(q)) @ B
+
+    def bias(self, theta, theta_dot):
+        """b̂ (k,) = Bᵀ (M c + h): the motor torques at θ̈ = 0 (Coriolis, centrifugal,
+        gravity, through the loops)."""
+        q, qd, B, c = self.state(theta, theta_dot)
+        return B.T @ tree_rnea(self.tree, q, qd, c, kin=self.chain.kinematics(q))
+
+    def inverse_dynamics(self, theta, theta_dot, theta_ddot):
+        """(τ (k,) of the motors, λ (r,) the loops' multipliers, Φ_qᵀλ the generalized
+        constraint forces) for the motors' motion (θ, θ̇, θ̈)."""
+        q, qd, B, c = self.state(theta, theta_dot)
+        qdd = B @ self._motor_vector("theta_ddot", theta_ddot) + c
+        return self.chain.inverse_dynamics(q, qd, qdd)
+
+    def forward_dynamics(self, theta, theta_dot, tau):
+        """θ̈ (k,) = M̂⁻¹ (τ − b̂) under the motor torques τ (k,)."""
+        tau = self._motor_vector("tau", tau)
+        return np.linalg.solve(self.mass_matrix(theta), tau - self.bias(theta, theta_dot))
+
+    def jacobian(self, theta, link, point=(0.0, 0.0, 0.0)):
+        """(6, k) [linear; angular] in base axes: the velocity of `point` [m] of `link`
+        (its frame) per motor rate, J B."""
+        q, _, B, _ = self.state(theta, np.zeros(self.dof))
+        kin = self.chain.kinematics(q)
+        body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
+        return frame_jacobian(self.tree, kin, body, p) @ B
+
+    def operational_space_inertia(self, theta, link, point=(0.0, 0.0, 0.0)):
+        """The OperationalSpace (algorithms/operational_space.py) of `point` of `link`
+        through the loops: ClosedChain.operational_space_inertia at the closed pose."""
+        return self.chain.operational_space_inertia(self.pose(theta), link, point)
+
+    def passive_disagreement(self, theta, positions):
+        """(largest |measured − closed| [rad or m], its joint) over `positions` ({passive
+        joint name: measured position}) against the loops closed at θ; (0.0, None) for
+        none. ArgumentError for a name that is not a passive joint."""
+        unknown = [name for name in positions if name not in self.passive_joints]
+        if unknown:
+            raise ArgumentError(f"{unknown} are not passive joints of the mechanism "
+                                f"{list(self.passive_joints)}")
+        q = self.pose(theta)
+        worst, joint = 0.0, None
+        for name, value in positions.items():
+            gap = abs(float(value) - q[self.tree.joint_index(name)])
+            if not np.isfinite(gap):
+                return np.inf, name
+            if gap > worst:
+                worst, joint = gap, name
+        return worst, joint
+
+    def _motor_vector(self, name, value):
+        value = np.asarray(value, dtype=float)
+        if value.shape != (self.dof,) or not np.all(np.isfinite(value)):
+            raise ArgumentError(f"{name} must be {self.dof} finite values (the motors "
+                                f"{list(self.joint_names)}), got {np.shape(value)}")
+        return value
