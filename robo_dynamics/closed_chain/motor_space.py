@@ -39,7 +39,7 @@ class MotorSpace:
         self.passive_joints = tuple(name for i, name in enumerate(self.tree.joint_names)
                                     if i not in chain.actuated)
         self._last = np.array(chain.reference, dtype=float)
-        self._key, self._state = None, None
+        self._closed_key, self._state_key = None, None
 
     # -- the closed state ----------------------------------------------------------------
     def pose(self, theta):
@@ -52,29 +52,39 @@ class MotorSpace:
         self._last = q
         return q
 
+    def closed(self, theta):
+        """(q (n,), B (n, k)) at motor positions θ: the closed pose and q̇ = B θ̇, B's
+        columns in motor order; kept until θ changes."""
+        key = np.asarray(theta, dtype=float).tobytes()
+        if key != self._closed_key:
+            q = self.pose(theta)
+            self._closed_key = key
+            self._closed = (q, self.chain.velocity_transformation(q)[:, self._columns])
+        return self._closed
+
     def state(self, theta, theta_dot):
         """(q (n,), q̇ (n,), B (n, k), c (n,)) of the closed mechanism at motor positions θ
-        and rates θ̇: q̇ = B θ̇, q̈ = B θ̈ + c, B's columns in motor order."""
+        and rates θ̇: q̇ = B θ̇, q̈ = B θ̈ + c."""
+        q, B = self.closed(theta)
         theta_dot = self._motor_vector("theta_dot", theta_dot)
-        key = (np.asarray(theta, dtype=float).tobytes(), theta_dot.tobytes())
-        if key != self._key:
-            q = self.pose(theta)
-            B = self.chain.velocity_transformation(q)[:, self._columns]
+        key = (self._closed_key, theta_dot.tobytes())
+        if key != self._state_key:
             qd = B @ theta_dot
-            c = self.chain.accelerations(q, qd, np.zeros(self.dof))
-            self._key, self._state = key, (q, qd, B, c)
+            c = (self.chain.accelerations(q, qd, np.zeros(self.dof)) if np.any(theta_dot)
+                 else np.zeros_like(q))
+            self._state_key, self._state = key, (q, qd, B, c)
         return self._state
 
     # -- the motors' equations of motion -------------------------------------------------
     def gravity(self, theta):
         """ĝ (k,) [N·m or N]: the motor torques that hold the mechanism still at θ."""
-        q, _, B, _ = self.state(theta, np.zeros(self.dof))
+        q, B = self.closed(theta)
         return B.T @ tree_rnea(self.tree, q, np.zeros_like(q), np.zeros_like(q),
                                kin=self.chain.kinematics(q))
 
     def mass_matrix(self, theta):
         """M̂ (k, k) = Bᵀ M B: the mechanism's inertia seen by the motors."""
-        q, _, B, _ = self.state(theta, np.zeros(self.dof))
+        q, B = self.closed(theta)
         return B.T @ tree_mass_matrix(self.tree, q, self.chain.kinematics(q)) @ B
 
     def bias(self, theta, theta_dot):
@@ -98,7 +108,7 @@ class MotorSpace:
     def jacobian(self, theta, link, point=(0.0, 0.0, 0.0)):
         """(6, k) [linear; angular] in base axes: the velocity of `point` [m] of `link`
         (its frame) per motor rate, J B."""
-        q, _, B, _ = self.state(theta, np.zeros(self.dof))
+        q, B = self.closed(theta)
         kin = self.chain.kinematics(q)
         body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
         return frame_jacobian(self.tree, kin, body, p) @ B
@@ -106,7 +116,7 @@ class MotorSpace:
     def operational_space_inertia(self, theta, link, point=(0.0, 0.0, 0.0)):
         """The OperationalSpace (algorithms/operational_space.py) of `point` of `link`
         through the loops: ClosedChain.operational_space_inertia at the closed pose."""
-        return self.chain.operational_space_inertia(self.pose(theta), link, point)
+        return self.chain.operational_space_inertia(self.closed(theta)[0], link, point)
 
     def passive_disagreement(self, theta, positions):
         """(largest |measured − closed| [rad or m], its joint) over `positions` ({passive
@@ -116,7 +126,7 @@ class MotorSpace:
         if unknown:
             raise ArgumentError(f"{unknown} are not passive joints of the mechanism "
                                 f"{list(self.passive_joints)}")
-        q = self.pose(theta)
+        q = self.closed(theta)[0]
         worst, joint = 0.0, None
         for name, value in positions.items():
             gap = abs(float(value) - q[self.tree.joint_index(name)])

@@ -1,0 +1,179 @@
+"""A closed mechanism behind the solver interface (backends/base.py), in its motors'
+coordinates: what the controller core takes for a serial arm's solver, so that every mode
+it has drives the motors of a linkage. The quantities are MotorSpace's (motor_space.py).
+
+Ĉ, which only the momentum observer needs, has no closed form here (it needs the time
+derivative of the constraint Jacobian): it comes from Christoffel symbols of M̂ by central
+differences, Ĉ_ij = Σ_k ½ (∂M̂_ij/∂θ_k + ∂M̂_ik/∂θ_j − ∂M̂_jk/∂θ_i) θ̇_k, and Ĉᵀθ̇ from
+Ṁ̂ = Ĉ + Ĉᵀ with Ĉθ̇ = b̂ − ĝ (Spong, Hutchinson and Vidyasagar, Robot Modeling and
+Control, §6.3: the reduced system is a Lagrangian system in θ with inertia M̂(θ)).
+"""
+
+import dataclasses
+
+import numpy as np
+
+from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED
+from ..backends.base import DynamicsSolver
+from ..errors import ArgumentError
+from .motor_space import MotorSpace
+from .tree_dynamics import frame_motion, frame_pose, tree_motion
+
+DIFFERENCE = 1e-5     # rad or m: the central differences' step (the loops close to 1e-12)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MotorModel:
+    """The motors of a closed mechanism as a controller sees them: names, limits and
+    friction per motor (the URDF's), the tool link, gravity [m/s², base frame]."""
+
+    name: str
+    base_link: str
+    tip_link: str
+    joint_names: tuple
+    joint_types: tuple
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    gravity: np.ndarray
+    passive_joints: tuple
+    warnings: tuple = ()
+    mimic_joints: tuple = ()
+    is_coupled: bool = False
+
+    @property
+    def dof(self):
+        return len(self.joint_names)
+
+    @property
+    def armature(self):
+        return np.zeros(self.dof)
+
+    @property
+    def limited(self):
+        """(k,) bool: the motors with a position range (finite, upper > lower)."""
+        return np.isfinite(self.lower) & np.isfinite(self.upper) & (self.upper > self.lower)
+
+    def joint_index(self, name):
+        return self.joint_names.index(name)
+
+
+def motor_model(chain, tip_link):
+    """The MotorModel of `chain`'s motors with `tip_link` (a link of the mechanism) as the
+    tool. ArgumentError naming the links if it is not one."""
+    tree = chain.tree
+    if tip_link not in tree.link_frames:
+        raise ArgumentError(f"tip_link '{tip_link}' is not a link of the mechanism "
+                            f"{sorted(tree.link_frames)}")
+    rows = list(chain.actuated)
+    passive = tuple(name for i, name in enumerate(tree.joint_names) if i not in rows)
+    return MotorModel(
+        name=tree.name, base_link=tree.base_link, tip_link=tip_link,
+        joint_names=tuple(chain.actuated_joints),
+        joint_types=tuple(tree.joint_types[i] for i in rows), lower=tree.lower[rows],
+        upper=tree.upper[rows], velocity_limit=tree.velocity_limit[rows],
+        effort_limit=tree.effort_limit[rows], damping=tree.damping[rows],
+        friction=tree.friction[rows], gravity=np.array(tree.gravity), passive_joints=passive,
+        warnings=tuple(tree.warnings))
+
+
+class ClosedChainSolver(DynamicsSolver):
+    """The DynamicsSolver of a fully actuated ClosedChain's motors, tool at `tip_link`.
+    States are motor positions θ, rates θ̇ and accelerations θ̈ in actuated_joints order;
+    the loops are closed for each (MotorSpace). For one thread at a time."""
+
+    name = "closed_chain"
+
+    def __init__(self, chain, tip_link):
+        self.motors = MotorSpace(chain)
+        super().__init__(motor_model(chain, tip_link))
+        self.chain, self.tip_link = chain, tip_link
+
+    def _rnea(self, q, qd, qdd, f_tip):
+        tau = self.motors.inverse_dynamics(q, qd, qdd)[0]
+        if f_tip is not None:         # a wrench the tool exerts [force; torque], base axes
+            tau = tau + self._jacobian(q, LOCAL_WORLD_ALIGNED).T @ f_tip
+        return tau
+
+    def _gravity(self, q):
+        return self.motors.gravity(q)
+
+    def _bias(self, q, qd):
+        return self.motors.bias(q, qd)
+
+    def _mass_matrix(self, q):
+        return self.motors.mass_matrix(q)
+
+    def _forward_dynamics(self, q, qd, tau):
+        return self.motors.forward_dynamics(q, qd, tau)
+
+    def _mass_matrix_derivatives(self, q):
+        """∂M̂/∂θ_k (k, k, k) by central differences; closed at q again after."""
+        h, k = DIFFERENCE, self.model.dof
+        dM = np.empty((k, k, k))
+        for i, e in enumerate(np.eye(k)):
+            dM[i] = (self.motors.mass_matrix(q + h * e)
+                     - self.motors.mass_matrix(q - h * e)) / (2.0 * h)
+        self.motors.closed(q)
+        return dM
+
+    def _coriolis_matrix(self, q, qd):
+        dM = self._mass_matrix_derivatives(q)               # dM[k] = ∂M̂/∂θ_k
+        dM_dt = np.tensordot(qd, dM, axes=1)                  # Σ_k ∂M̂/∂θ_k θ̇_k
+        # Σ_k ½ (∂_j M̂_ik − ∂_i M̂_jk) θ̇_k as the matrix [i, j]
+        skew = 0.5 * (np.einsum("jik,k->ij", dM, qd) - np.einsum("ijk,k->ij", dM, qd))
+        return 0.5 * dM_dt + skew
+
+    def _momentum_terms(self, q, qd):
+        """(p = M̂ θ̇, Ĉᵀθ̇ = Ṁ̂ θ̇ − (b̂ − ĝ)); Ṁ̂ θ̇ by a central difference along θ̇."""
+        motors, h = self.motors, DIFFERENCE
+        p = motors.mass_matrix(q) @ qd
+        C_qd = motors.bias(q, qd) - motors.gravity(q)
+        M_dot_qd = (motors.mass_matrix(q + h * qd) - motors.mass_matrix(q - h * qd)) @ qd / (
+            2.0 * h)
+        motors.closed(q)
+        return p, M_dot_qd - C_qd
+
+    def _jacobian(self, q, frame):
+        """(6, k) of the tool frame's origin [linear; angular], base axes (LOCAL: the tool's)."""
+        J = self.motors.jacobian(q, self.tip_link)
+        if frame == LOCAL:
+            R = self._tip_pose(q)[0]
+            J = np.vstack((R.T @ J[:3], R.T @ J[3:]))
+        return J
+
+    def _jacobian_dot_qd(self, q, qd, frame):
+        """J̇ θ̇ [linear; angular]: the tool origin's acceleration at θ̈ = 0, base axes."""
+        q_tree, qd_tree, _, c = self.motors.state(q, qd)
+        tree = self.chain.tree
+        kin = self.chain.kinematics(q_tree)
+        body, _, p = frame_pose(tree, kin, self.tip_link)
+        _, _, a_p, w_dot = frame_motion(tree_motion(tree, kin, qd_tree, c, np.zeros(3)), body, p)
+        acceleration = np.concatenate((a_p, w_dot))
+        if frame == LOCAL:
+            R = self._tip_pose(q)[0]
+            acceleration = np.concatenate((R.T @ acceleration[:3], R.T @ acceleration[3:]))
+        return acceleration
+
+    def _tip_pose(self, q):
+        """(R (3, 3), p (3,)): the tool frame in the base frame."""
+        kin = self.chain.kinematics(self.motors.pose(q))
+        _, R, p = frame_pose(self.chain.tree, kin, self.tip_link)
+        return R, p
+
+    def _rnea_batch(self, q, qd, qdd):
+        return np.array([self._rnea(*state, None) for state in zip(q, qd, qdd)])
+
+    def _gravity_batch(self, q):
+        return np.array([self._gravity(state) for state in q])
+
+    def _regressor_batch(self, q, qd, qdd):
+        raise ArgumentError("identification of a closed mechanism's inertias is not "
+                            "available: its regressor is not written yet")
+
+    def _rnea_derivatives(self, q, qd, qdd):
+        raise ArgumentError("the derivatives of a closed mechanism's inverse dynamics are "
+                            "not available")
