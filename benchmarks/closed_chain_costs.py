@@ -1,8 +1,10 @@
 """What a state of the shipped closed linkages costs (urdf/rd_palletizer.urdf, urdf/rd_delta.urdf
 with their params files), beside the shipped serial UR5e's calls in the same run: closing a
 state from the last one (the motors moved 1 mrad), inverse dynamics with the multipliers,
-forward dynamics (KKT) and Λ at the tool. Median and 99th percentile [µs] over a sweep of
-the motors, a new state per call (no result reused from the call before).
+forward dynamics (KKT) and Λ at the tool; and a step of the controller core at the node's
+defaults in gravity compensation (observer on) on the palletizer's motors (ClosedChainSolver)
+and on the UR5e (Pinocchio). Median and 99th percentile [µs] over a sweep of the motors, a
+new state per call (no result reused from the call before).
 
     python -m benchmarks.closed_chain_costs [--calls 2000]
 """
@@ -16,6 +18,11 @@ import yaml
 
 import robo_dynamics as rd
 from robo_dynamics.closed_chain import load_closed_chain
+from robo_dynamics.closed_chain.solver import ClosedChainSolver
+from robo_dynamics.control.controller import Controller
+from robo_dynamics.control.joint_state_merger import JointStateMerger
+from robo_dynamics.control.settings import controller_settings
+from robo_dynamics.ros.parameter_tables import DYNAMICS_NODE
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -83,12 +90,39 @@ def serial_rows(calls):
     return rows
 
 
+def controller_rows(calls):
+    """A controller step at the node's defaults (gravity compensation, the observer on),
+    the motors swept ±0.3 rad at 1 kHz, on the palletizer and the UR5e."""
+    defaults = {name: spec.default for name, spec in DYNAMICS_NODE.items()}
+    rows = []
+    for arm, solver, start in (
+            ("rd_palletizer", ClosedChainSolver(linkage("rd_palletizer"), "tool0"),
+             np.array([0.5, 0.3, -0.3, 0.4])),
+            ("rd_ur5e", rd.make_solver(rd.load_robot(REPO / "urdf" / "rd_ur5e.urdf"),
+                                       "pinocchio"),
+             np.array([0.3, -1.2, 1.4, -0.9, 1.2, 0.4]))):
+        names = list(solver.model.joint_names)
+        controller = Controller(solver, JointStateMerger(names, names),
+                                controller_settings(defaults, solver.model))
+        t = np.arange(calls) * 1e-3
+        sweep = np.outer(np.sin(2.0 * np.pi * t), 0.3 * np.linspace(1.0, 1.7, len(names)))
+        rate = np.outer(np.cos(2.0 * np.pi * t), 0.6 * np.pi * np.linspace(1.0, 1.7, len(names)))
+        effort = solver.gravity(start).tolist()
+
+        def step(k):
+            controller.step(names, (start + sweep[k]).tolist(), rate[k].tolist(), effort,
+                            t[k], t[k])
+        rows.append((arm, "controller step (gravity, observer on)", timed(calls, step)))
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args(argv)
     rows = (linkage_rows("rd_palletizer", "tool0", args.calls)
-            + linkage_rows("rd_delta", "platform", args.calls) + serial_rows(args.calls))
+            + linkage_rows("rd_delta", "platform", args.calls) + serial_rows(args.calls)
+            + controller_rows(args.calls))
     print("| arm | call | median [µs] | p99 [µs] |\n| --- | --- | --- | --- |")
     for arm, call, (median, p99) in rows:
         print(f"| {arm} | {call} | {median:.0f} | {p99:.0f} |")

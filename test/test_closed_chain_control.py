@@ -100,16 +100,16 @@ def cut_tree_drift(name, seconds):
 
 @pytest.mark.parametrize("name", sorted(LINKAGES))
 def test_gravity_compensation_through_the_loop_holds_the_linkage(name):
-    """0.5 s of gravity compensation after the brakes let go: the motors drift less than
+    """0.3 s of gravity compensation after the brakes let go: the motors drift less than
     1e-4 rad (MuJoCo's soft loop settles by about that), at least 100 × less than under the
     cut tree's torques; MuJoCo's loop stays closed; the observer calls nothing a collision
     (its momentum terms are the linkage's)."""
     loop = Loop(name)
     loop.release()
-    loop.run(0.5)
+    loop.run(0.3)
     drift = np.abs(loop.q[loop.motors] - loop.theta0).max()
     assert drift < 1e-4, drift
-    assert 100.0 * drift < cut_tree_drift(name, 0.5)
+    assert 100.0 * drift < cut_tree_drift(name, 0.3)
     assert np.abs(loop.chain.constraint(loop.q)).max() < 1e-5
     assert loop.events == ["started"], loop.events
 
