@@ -16,7 +16,14 @@ def make_solver(robot, backend=DEFAULT_BACKEND):
 
     A chain with mimic joints gets the coupled system's dynamics (backends.coupled) from
     the backend's solver of its bodies. Pinocchio is optional at run time: without it,
-    backend "pinocchio" raises BackendUnavailable and "rnea" works as ever."""
+    backend "pinocchio" raises BackendUnavailable and "rnea" works as ever.
+
+    A closed linkage's motors (closed_chain.solver.MotorModel) get the in-house closed-chain
+    dynamics whatever the backend: Pinocchio has no solver of a linkage's motors (its
+    constraintDynamics cross-checks the linkage in the tests)."""
+    if getattr(robot, "mechanism", None) is not None:
+        from ..closed_chain.solver import ClosedChainSolver
+        return ClosedChainSolver.of(robot)
     if backend == "rnea":
         from .rnea_backend import RneaSolver as Solver
     elif backend == "pinocchio":

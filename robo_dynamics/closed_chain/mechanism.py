@@ -171,12 +171,16 @@ class ClosedChain:
         return closed if closed is not None else self.close(q, start=last)
 
     def newton(self, q):
-        """q with u solved by Newton's method from the given values, or None."""
-        q = q.copy()
+        """q with u solved by Newton's method from the given values, or None. A revolute u
+        is returned as the turn nearest its given value (a step may land a whole turn
+        away: the same pose, a different joint reading)."""
+        q, guess = q.copy(), q
         u, rows = list(self.partition.u), list(self.partition.rows)
         for _ in range(NEWTON_ITERATIONS):
             Phi = constraint(self.tree, self.closures, self.kinematics(q))
             if np.max(np.abs(Phi), initial=0.0) <= NEWTON_TOLERANCE:
+                turns = np.round((q[u] - guess[u]) / (2.0 * np.pi))
+                q[u] -= np.where(self.tree.is_prismatic[u], 0.0, 2.0 * np.pi * turns)
                 return q
             Phi_u = self._all_rows_jacobian(q)[np.ix_(rows, u)]
             try:

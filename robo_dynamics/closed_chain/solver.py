@@ -25,7 +25,9 @@ DIFFERENCE = 1e-5     # rad or m: the central differences' step (the loops close
 @dataclasses.dataclass(frozen=True, eq=False)
 class MotorModel:
     """The motors of a closed mechanism as a controller sees them: names, limits and
-    friction per motor (the URDF's), the tool link, gravity [m/s², base frame]."""
+    friction per motor (the URDF's), the tool link, gravity [m/s², base frame]; the
+    mechanism itself (`mechanism`, a ClosedChain) and its URDF, from which solvers are made;
+    every body's link, joint, mass [kg] and centre of mass [m, its link's frame] as drawn."""
 
     name: str
     base_link: str
@@ -40,6 +42,12 @@ class MotorModel:
     friction: np.ndarray
     gravity: np.ndarray
     passive_joints: tuple
+    mechanism: object
+    urdf_xml: str
+    body_links: tuple
+    body_joints: tuple
+    mass: np.ndarray
+    com: np.ndarray
     warnings: tuple = ()
     mimic_joints: tuple = ()
     is_coupled: bool = False
@@ -60,16 +68,29 @@ class MotorModel:
     def joint_index(self, name):
         return self.joint_names.index(name)
 
+    def with_payload(self, link, mass, com, inertia):
+        raise ValueError("a payload on a closed linkage is not supported yet: put its mass "
+                         "into the URDF's tool link")
 
-def motor_model(chain, tip_link):
+    def payload_frame(self, link):
+        raise ValueError("payload identification on a closed linkage is not written yet")
+
+    def with_armature(self, armature):
+        raise ValueError("armature on a closed linkage is not supported yet")
+
+
+def motor_model(chain, tip_link, urdf_xml=""):
     """The MotorModel of `chain`'s motors with `tip_link` (a link of the mechanism) as the
-    tool. ArgumentError naming the links if it is not one."""
+    tool; urdf_xml the mechanism's URDF text. ArgumentError naming the links if `tip_link`
+    is not one."""
     tree = chain.tree
     if tip_link not in tree.link_frames:
         raise ArgumentError(f"tip_link '{tip_link}' is not a link of the mechanism "
                             f"{sorted(tree.link_frames)}")
     rows = list(chain.actuated)
     passive = tuple(name for i, name in enumerate(tree.joint_names) if i not in rows)
+    drawn = [i for i, link in enumerate(tree.body_links) if link is not None]   # not the
+    # massless bodies between the axes of a ball joint
     return MotorModel(
         name=tree.name, base_link=tree.base_link, tip_link=tip_link,
         joint_names=tuple(chain.actuated_joints),
@@ -77,6 +98,9 @@ def motor_model(chain, tip_link):
         upper=tree.upper[rows], velocity_limit=tree.velocity_limit[rows],
         effort_limit=tree.effort_limit[rows], damping=tree.damping[rows],
         friction=tree.friction[rows], gravity=np.array(tree.gravity), passive_joints=passive,
+        mechanism=chain, urdf_xml=urdf_xml, body_links=tuple(tree.body_links[i] for i in drawn),
+        body_joints=tuple(tree.joint_names[i] for i in drawn), mass=tree.mass[drawn],
+        com=tree.com[drawn],
         warnings=tuple(tree.warnings))
 
 
@@ -87,10 +111,15 @@ class ClosedChainSolver(DynamicsSolver):
 
     name = "closed_chain"
 
-    def __init__(self, chain, tip_link):
+    def __init__(self, chain, tip_link, model=None):
         self.motors = MotorSpace(chain)
-        super().__init__(motor_model(chain, tip_link))
+        super().__init__(model if model is not None else motor_model(chain, tip_link))
         self.chain, self.tip_link = chain, tip_link
+
+    @classmethod
+    def of(cls, model):
+        """A solver of a MotorModel's mechanism (its own closed-pose state)."""
+        return cls(model.mechanism, model.tip_link, model)
 
     def _rnea(self, q, qd, qdd, f_tip):
         tau = self.motors.inverse_dynamics(q, qd, qdd)[0]

@@ -18,6 +18,9 @@ from ..errors import BackendUnavailable
 CROSS_CHECKED = ("inverse_dynamics", "gravity", "coriolis_qd", "mass_matrix", "jacobian",
                  "operational_space_inertia", "momentum_terms")
 
+CLOSED_LINKAGE = ("a closed linkage has one solver, the in-house closed-chain dynamics "
+                  "(Pinocchio's constraintDynamics cross-checks it in the tests)")
+
 SolverSet = collections.namedtuple("SolverSet", ["model", "solver", "checker", "checker_missing"])
 SolverSet.__doc__ = """model: the chain with the payloads; solver: the command path's;
 checker: the other backend (None when it cannot be made); checker_missing: why not ("")."""
@@ -37,11 +40,14 @@ def build_solver_set(urdf_model, payloads, backend):
     libraries: tens of ms, which a command stream must not wait for)."""
     model = model_with(urdf_model, payloads)
     solver = make_solver(model, backend)
-    try:
-        checker, missing = make_solver(model, "rnea" if backend == "pinocchio"
-                                       else "pinocchio"), ""
-    except BackendUnavailable as exc:
-        checker, missing = None, str(exc)
+    if getattr(model, "mechanism", None) is not None:
+        checker, missing = None, CLOSED_LINKAGE
+    else:
+        try:
+            checker, missing = make_solver(model, "rnea" if backend == "pinocchio"
+                                           else "pinocchio"), ""
+        except BackendUnavailable as exc:
+            checker, missing = None, str(exc)
     zero = np.zeros(model.dof)
     if checker is not None:
         cross_check(checker, solver, zero, zero, zero, CROSS_CHECKED)

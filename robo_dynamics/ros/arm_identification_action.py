@@ -79,6 +79,8 @@ class ArmIdentification:
             raise ValueError("period > 0, periods ≥ 2, 0 < velocity_share ≤ 1, harmonics ≤ "
                              "20, max_acceleration ≥ 0")
         require_solver()            # before the arm moves, not after its motion
+        if getattr(node.model, "mechanism", None) is not None:
+            raise ValueError("whole-arm identification of a closed linkage is not written yet")
         if goal.apply and not node.get_parameter("allow_model_changes").value:
             raise ValueError("apply: model changes are disabled (allow_model_changes is false)")
         with node.lock:                 # held where it stands while the motion is designed

@@ -8,20 +8,43 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..control.settings import friction_beyond_reach, working_pose
-from ..errors import ModelWarning
+from ..errors import ArgumentError, ModelWarning
 from ..model.loader import load_robot
+from ..model.source import read_description
 from ..spatial.inertia import inertia_tensor
 
 
 def load_chain(description, values):
     """The RobotModel of `description` (URDF text or a .urdf/.xacro path) for the parameter
-    values. Doubtful inertias do not warn here: the caller reports `model.warnings` its own
-    way. Raises URDFError / ArgumentError with the reason."""
+    values; with actuated_joints or loop_closures given, a closed linkage's MotorModel
+    (load_linkage). Doubtful inertias do not warn here: the caller reports `model.warnings`
+    its own way. Raises URDFError / ArgumentError with the reason."""
+    if values.get("actuated_joints") or values.get("loop_closures"):
+        return load_linkage(description, values)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
         return load_robot(description, base_link=values["base_link"] or None,
                           tip_link=values["tip_link"] or None, gravity=values["gravity"],
                           strict=bool(values.get("strict_model")))
+
+
+def load_linkage(description, values):
+    """The MotorModel (closed_chain/solver.py) of the closed linkage `description` describes
+    with the parameter values' actuated_joints and loop_closures (and the URDF's <gazebo>
+    closures), its tool at tip_link. ArgumentError / URDFError with the reason."""
+    from ..closed_chain import load_closed_chain
+    from ..closed_chain.solver import motor_model
+    xml_text, _ = read_description(description)
+    section = {"actuated_joints": values.get("actuated_joints") or []}
+    if values.get("loop_closures"):
+        section["loop_closures"] = values["loop_closures"]
+    chain = load_closed_chain(xml_text, section, gravity=values["gravity"])
+    if values["base_link"] and values["base_link"] != chain.tree.base_link:
+        raise ArgumentError(f"base_link '{values['base_link']}': a closed linkage is taken "
+                            f"whole, from its root '{chain.tree.base_link}'")
+    if not values["tip_link"]:
+        raise ArgumentError("tip_link must name a closed linkage's tool link")
+    return motor_model(chain, values["tip_link"], xml_text)
 
 
 def start_up_payload(values):

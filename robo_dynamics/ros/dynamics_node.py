@@ -45,6 +45,7 @@ from ..control.solver_set import (CheckingSolvers, build_solver_set, chain_chang
 from . import diagnostics, markers, parameters
 from .chain import (command_index, describe, joint_names_of, load_chain, log_lines,
                     start_up_payload)
+from .closure_parameters import declare_closures, linkage_values
 from .conversions import seconds
 from .desired_motion import DesiredMotion
 from .identification_action import IdentificationAction
@@ -52,6 +53,7 @@ from .input_watch import InputWatch
 from .joint_state_thread import JointStateThread, state_time
 from .lifecycle import Lifecycle
 from .outputs import THROTTLE, Outputs
+from .passive_joints import PassiveJointStates
 from .services import DynamicsServices
 from .spin import background_executor, restart_timers, run
 from .trajectory_action import TrajectoryAction
@@ -73,6 +75,7 @@ class DynamicsNode(Lifecycle, Node):
         Node.__init__(self, "dynamics_node", **kwargs)     # the lifecycle: start_lifecycle
         self.lock = threading.RLock()
         parameters.declare(self, parameters.DYNAMICS_NODE)
+        declare_closures(self)       # a closed linkage's loop_closures.<name>.<field>
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self.health = NodeHealth()     # what /diagnostics reports (control/health.py)
@@ -88,6 +91,7 @@ class DynamicsNode(Lifecycle, Node):
         self.duplicates = 0        # states sent again by a simulation (not answered twice)
         self.background = background_executor("dynamics_node_background")
         self.outputs = Outputs(self)
+        self.passive_joints = PassiveJointStates(self)
         self.desired_motion = DesiredMotion(self)
         self.service_handlers = DynamicsServices(self)
         self._periodic = {}
@@ -119,7 +123,7 @@ class DynamicsNode(Lifecycle, Node):
     # -- configuration ---------------------------------------------------------------------
     def _configure(self, description):
         """Load the chain and build everything that depends on it. Raises on a bad model."""
-        p = parameters.read(self, parameters.DYNAMICS_NODE)
+        p = linkage_values(self, parameters.read(self, parameters.DYNAMICS_NODE))
         base = load_chain(description, p)     # doubtful inertias: logged once, below
         reason = parameters.validate_start(p, base.dof)
         if reason:
@@ -128,6 +132,7 @@ class DynamicsNode(Lifecycle, Node):
             base = base.with_armature(parameters.per_joint(p["armature"], base.dof, "armature"))
         index = command_index(base, p["command_joints"])    # commands in model order: None
         self.outputs.configure(base, None if np.array_equal(index, np.arange(base.dof)) else index)
+        self.passive_joints.configure(base)
         self.urdf_model = base
         self.checking_solvers = CheckingSolvers(base)   # ~/check_trajectory's solvers
         payload = start_up_payload(p)      # link → (mass, com, inertia)
@@ -255,6 +260,7 @@ class DynamicsNode(Lifecycle, Node):
         """The cycle's outputs (outputs.py), the command first; started: perf_counter at start."""
         self.outputs.publish_command(stamp, cycle, now)
         self.health.command_seconds.append(time.perf_counter() - started)
+        self.passive_joints.publish(stamp, self.solver, self.controller.measured_state()[0])
         result = self.outputs.publish_rest(stamp, cycle.rest, self.wrench_damping)
         if result is not None:         # Λ subscribed: /diagnostics need not compute it
             self.health.singularity(result, now)

@@ -118,9 +118,26 @@ JOINT_CONSTRAINTS = {
     "goal": (0.02, "Goal tolerance [rad or m] of |q_end - q| at the end; 0: not checked."),
 }
 
+# a closed linkage (docs/closed-chains.md); per closure besides, declared once the names are
+# known: loop_closures.<name>.type, link_a, link_b (strings), xyz_a, rpy_a, xyz_b, rpy_b
+CLOSED_LINKAGE = {
+    "actuated_joints": Spec(None, STRINGS,
+                            "The motors of a closed linkage, one per degree of freedom (its "
+                            "other joints are passive: solved from the loops). Unset: a "
+                            "serial chain.", READ_ONLY),
+    "loop_closures.names": Spec(None, STRINGS,
+                                "The loop closures of a closed linkage, each described by "
+                                "loop_closures.<name>.type (point, revolute, weld), link_a, "
+                                "link_b and the frames xyz_a, rpy_a, xyz_b, rpy_b [m, rad] on "
+                                "them.", READ_ONLY),
+}
+CLOSURE_FIELDS = {"type": "", "link_a": "", "link_b": "", "xyz_a": [0.0] * 3,
+                  "rpy_a": [0.0] * 3, "xyz_b": [0.0] * 3, "rpy_b": [0.0] * 3}
+
 DYNAMICS_NODE = {
     **CHAIN,
     **FOLLOW_TRAJECTORY,
+    **CLOSED_LINKAGE,
     "strict_model": Spec(False, BOOL,
                          "Refuse a robot description whose chain has a doubtful inertia "
                          "(triangle inequality broken, massless link with inertia) instead of "

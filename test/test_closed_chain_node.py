@@ -1,0 +1,209 @@
+"""dynamics_node on a closed linkage: the shipped palletizer (urdf/rd_palletizer.urdf with
+config/rd_palletizer.yaml, its motors and loop closure as node parameters). From
+/joint_states carrying the motors only, it commands the torques that hold the linkage
+(virtual work on its drawing), answers ~/inverse_dynamics and ~/forward_dynamics for the
+motors as Pinocchio's constraint dynamics does, publishes the passive joints where the
+parallelogram puts them; what it cannot do on a linkage yet is refused with the reason."""
+
+import numpy as np
+import pytest
+import yaml
+from sensor_msgs.msg import JointState
+
+from conftest import REPO, flat
+from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
+from robo_dynamics.closed_chain import load_closed_chain
+from robo_dynamics_interfaces.srv import ForwardDynamics, InverseDynamics, SetPayload
+from ros_harness import Harness
+from test_shipped_linkages import MOTORS, closed, holding_torque
+
+URDF = REPO / "urdf" / "rd_palletizer.urdf"
+SECTION = yaml.safe_load((REPO / "config" / "rd_palletizer.yaml").read_text())[
+    "/**/dynamics_node"]["ros__parameters"]
+THETA = [0.5, 0.3, -0.3, 0.4]          # rad: base, shoulder, rear, wrist
+
+
+@pytest.fixture(scope="module")
+def node(ros):
+    harness = Harness(default_state=(list(MOTORS), THETA, [0.0] * 4), marker_rate=50.0,
+                      robot_description_file=str(URDF), **flat(SECTION))
+    harness.passive = []
+    harness.peer.create_subscription(
+        JointState, f"{harness.node.get_fully_qualified_name()}/passive_joint_states",
+        harness.passive.append, 100)
+    yield harness
+    harness.close()
+
+
+def settled_command(node):
+    """The command once the start-up ramp is over (two in a row the same)."""
+    inbox = node.inbox["command"]
+    node.stream_until("command", lambda last: len(inbox) >= 2 and list(inbox[-2].data) == list(
+        last.data))
+    return np.array(inbox[-1].data)
+
+
+@pytest.fixture(scope="module")
+def linkage():
+    return load_closed_chain(URDF, parameters=SECTION)
+
+
+def test_it_commands_the_torques_that_hold_the_linkage(node):
+    """Gravity compensation from the motors' states: the shoulder's and the rear link's
+    torques are ∂V/∂θ of the drawing (the loop's share included), not the cut tree's."""
+    command = settled_command(node)
+    np.testing.assert_allclose(command, holding_torque(THETA[1], THETA[2]), rtol=1e-6,
+                               atol=1e-6)
+    assert node.node.model.joint_names == MOTORS
+
+
+def test_it_publishes_the_passive_joints_where_the_loop_puts_them(node):
+    """elbow = rear − shoulder, rod = shoulder − rear: the parallelogram."""
+    node.stream("command")
+    assert node.spin_until(lambda: node.passive)
+    message = node.passive[-1]
+    positions = dict(zip(message.name, message.position))
+    assert positions == pytest.approx({"elbow_joint": THETA[2] - THETA[1],
+                                       "rod_joint": THETA[1] - THETA[2]}, abs=1e-9)
+
+
+def test_its_dynamics_services_answer_for_the_motors_as_pinocchio(node, linkage):
+    """~/inverse_dynamics of a motion of the motors, and ~/forward_dynamics of those torques
+    back, against Pinocchio's constraintDynamics at the closed state."""
+    reference = PinocchioClosedChain(linkage)
+    theta_dot, theta_ddot = np.array([0.4, -0.3, 0.5, 1.0]), np.array([1.0, 0.5, -0.8, 2.0])
+    q = closed(linkage, THETA)
+    in_v = np.argsort(linkage.actuated)      # the motors in the partition's v order
+    qd = linkage.velocities(q, theta_dot[in_v])
+    qdd = linkage.accelerations(q, qd, theta_ddot[in_v])
+    expected, _ = reference.inverse_dynamics(q, qd, qdd)
+    answer = node.call(InverseDynamics, "inverse_dynamics", InverseDynamics.Request(
+        joint_names=list(MOTORS), positions=THETA, velocities=theta_dot.tolist(),
+        accelerations=theta_ddot.tolist()))
+    assert answer.success, answer.message
+    np.testing.assert_allclose(answer.effort, expected, rtol=1e-8, atol=1e-8)
+    forward = node.call(ForwardDynamics, "forward_dynamics", ForwardDynamics.Request(
+        joint_names=list(MOTORS), positions=THETA, velocities=theta_dot.tolist(),
+        efforts=list(answer.effort)))
+    assert forward.success, forward.message
+    np.testing.assert_allclose(forward.accelerations, theta_ddot, rtol=1e-8, atol=1e-8)
+
+
+def test_a_payload_is_refused_with_the_reason_and_the_commands_go_on(node):
+    answer = node.call(SetPayload, "set_payload", SetPayload.Request(
+        link="tool", mass=2.0))
+    assert not answer.success and "closed linkage" in answer.message, answer.message
+    command = settled_command(node)
+    np.testing.assert_allclose(command, holding_torque(THETA[1], THETA[2]), rtol=1e-6,
+                               atol=1e-6)
+
+
+def test_it_draws_the_linkage_and_its_tool_inertia_without_a_failure(node):
+    """The markers (every body's centre of mass, the motors' gravity torques, Λ at the
+    tool) come, and no computation has failed on the linkage so far."""
+    node.stream("markers")
+    markers = node.inbox["markers"][-1].markers
+    texts = [m.text for m in markers if m.text]
+    assert len(texts) == 4 and texts[1].startswith("shoulder_joint: "), texts
+    assert node.node.health.errors == 0
+
+
+@pytest.mark.parametrize("action", ["identify_arm", "identify_payload"])
+def test_identification_is_refused_with_the_reason(node, action):
+    """Neither identification is written for a linkage yet: the goal ends with a reason,
+    and the gravity compensation goes on."""
+    from rclpy.action import ActionClient
+    from robo_dynamics_interfaces.action import IdentifyArm, IdentifyPayload
+    kind = IdentifyArm if action == "identify_arm" else IdentifyPayload
+    client = ActionClient(node.peer, kind, f"{node.node.get_fully_qualified_name()}/{action}")
+    try:
+        assert node.spin_until(client.server_is_ready)
+        goal = kind.Goal() if action == "identify_arm" else kind.Goal(link="tool")
+        sent = client.send_goal_async(goal)
+        assert node.spin_until(sent.done, action=lambda: node.publish_state(
+            list(MOTORS), THETA, [0.0] * 4))
+        if sent.result().accepted:
+            result = sent.result().get_result_async()
+            assert node.spin_until(result.done, timeout=60.0, action=lambda: node.publish_state(
+                list(MOTORS), THETA, [0.0] * 4))
+            answer = result.result().result
+            assert not answer.success and "closed linkage" in answer.message, answer.message
+    finally:
+        client.destroy()
+    command = settled_command(node)
+    np.testing.assert_allclose(command, holding_torque(THETA[1], THETA[2]), rtol=1e-6,
+                               atol=1e-6)
+
+
+def test_compute_dynamics_answers_for_the_motors_as_pinocchio(node, linkage):
+    """g, C θ̇ and M̂ of ~/compute_dynamics: Pinocchio's motor torques at θ̈ = 0 (and θ̇ = 0)
+    and the difference a θ̈ makes to them."""
+    from robo_dynamics_interfaces.srv import ComputeDynamics
+    reference = PinocchioClosedChain(linkage)
+    theta_dot, theta_ddot = np.array([0.4, -0.3, 0.5, 1.0]), np.array([1.0, 0.5, -0.8, 2.0])
+    q, in_v = closed(linkage, THETA), np.argsort(linkage.actuated)
+    qd = linkage.velocities(q, theta_dot[in_v])
+
+    def torques(velocity, acceleration):
+        return reference.inverse_dynamics(q, velocity, linkage.accelerations(
+            q, velocity, acceleration[in_v]))[0]
+    zero = np.zeros(4)
+    answer = node.call(ComputeDynamics, "compute_dynamics", ComputeDynamics.Request(
+        joint_names=list(MOTORS), positions=THETA, velocities=theta_dot.tolist()))
+    assert answer.success, answer.message
+    g = torques(np.zeros_like(qd), zero)
+    np.testing.assert_allclose(answer.gravity, g, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(np.array(answer.coriolis) + g, torques(qd, zero), rtol=1e-8,
+                               atol=1e-8)
+    M = np.array(answer.mass_matrix).reshape(4, 4)
+    np.testing.assert_allclose(M @ theta_ddot, torques(qd, theta_ddot) - torques(qd, zero),
+                               rtol=1e-8, atol=1e-8)
+
+
+def test_check_trajectory_weighs_a_motion_of_the_linkage_as_pinocchio(node, linkage):
+    """A 2 s quintic of every motor (0.3 rad), sampled every 10 ms: the peak motor torques
+    are the largest of Pinocchio's along the samples (each closed from the last)."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from robo_dynamics.control.trajectory import Trajectory
+    from robo_dynamics_interfaces.srv import CheckTrajectory
+    start, goal, rest = np.array(THETA), np.array(THETA) + 0.3, np.zeros(4)
+    msg = JointTrajectory(joint_names=list(MOTORS), points=[
+        JointTrajectoryPoint(positions=start.tolist(), velocities=rest.tolist(),
+                             accelerations=rest.tolist(), time_from_start=Duration(sec=0)),
+        JointTrajectoryPoint(positions=goal.tolist(), velocities=rest.tolist(),
+                             accelerations=rest.tolist(), time_from_start=Duration(sec=2))])
+    answer = node.call(CheckTrajectory, "check_trajectory", CheckTrajectory.Request(
+        trajectory=msg, sample_period=0.01))
+    assert answer.success and answer.feasible, answer.message
+    reference, in_v = PinocchioClosedChain(linkage), np.argsort(linkage.actuated)
+    motion = Trajectory(0.0, [0.0, 2.0], [start, goal], [rest, rest], [rest, rest])
+    peaks, q = np.zeros(4), closed(linkage, THETA)
+    for t in np.linspace(0.0, 2.0, 201):
+        theta, theta_dot, theta_ddot = motion.sample(t)
+        q = linkage.close_from(q, theta[in_v])
+        qd = linkage.velocities(q, theta_dot[in_v])
+        qdd = linkage.accelerations(q, qd, theta_ddot[in_v])
+        peaks = np.maximum(peaks, np.abs(reference.inverse_dynamics(q, qd, qdd)[0]))
+    assert answer.samples == 201
+    np.testing.assert_allclose(answer.peak_effort, peaks, rtol=1e-8, atol=1e-8)
+
+
+def test_the_delta_is_held_with_the_torques_of_its_geometry(ros):
+    """The shipped Delta from its params file: the commands at a motor state are ∂V/∂θ of
+    the platform trilateration places (test_closed_chain_delta)."""
+    from test_closed_chain_delta import potential
+    section = yaml.safe_load((REPO / "config" / "rd_delta.yaml").read_text())[
+        "/**/dynamics_node"]["ros__parameters"]
+    theta = np.array([0.2, -0.1, 0.15])
+    harness = Harness(default_state=(list(section["actuated_joints"]), theta.tolist(),
+                                     [0.0] * 3), marker_rate=0.0,
+                      robot_description_file=str(REPO / "urdf" / "rd_delta.urdf"),
+                      **flat(section))
+    try:
+        h = 1e-6
+        expected = [(potential(theta + h * e) - potential(theta - h * e)) / (2 * h)
+                    for e in np.eye(3)]
+        np.testing.assert_allclose(settled_command(harness), expected, rtol=1e-6, atol=1e-6)
+    finally:
+        harness.close()
