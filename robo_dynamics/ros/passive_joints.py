@@ -1,7 +1,8 @@
 """~/passive_joint_states (sensor_msgs/JointState): a closed linkage's passive joints where
-its loops put them at each state the node commands from, so that robot_state_publisher
-(given this topic beside the driver's joint_states) draws the whole linkage from a driver
-that reports only its motors. A serial chain publishes nothing here."""
+its loops put them at each state the node commands from: merged with the driver's
+joint_states (e.g. by joint_state_publisher's source_list), robot_state_publisher draws the
+whole linkage from a driver that reports only its motors. A serial chain publishes nothing
+here."""
 
 from sensor_msgs.msg import JointState
 
