@@ -50,6 +50,7 @@ class MotorModel:
     com: np.ndarray
     warnings: tuple = ()
     mimic_joints: tuple = ()
+    payloads: tuple = ()          # none: a linkage's payload belongs in its URDF (not yet)
     is_coupled: bool = False
 
     @property

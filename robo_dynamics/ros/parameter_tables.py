@@ -248,6 +248,7 @@ ENGINES = ("internal", "mujoco")
 
 SIM_ARM = {
     **CHAIN,
+    **CLOSED_LINKAGE,
     "engine": Spec("internal", STRING, "What advances the arm: internal (the library's "
                    "dynamics and `integrator`) or mujoco (MuJoCo from the same URDF, its "
                    "scheme of the same kind; checked against the library at start-up).",

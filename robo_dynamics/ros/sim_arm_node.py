@@ -2,8 +2,10 @@
 
 Advances the URDF's arm at a fixed step — with the library's dynamics (engine internal) or
 with MuJoCo (engine mujoco: an independent engine, optionally with rotor armature, the
-URDF's joint friction and a box obstacle; simulation/mujoco_plant.py) — and publishes
-joint_states (positions, velocities and the applied motor torques as effort; while the
+URDF's joint friction and a box obstacle; simulation/mujoco_plant.py; a closed linkage,
+given actuated_joints and loop_closures as dynamics_node is: MuJoCo with its loops as
+equality constraints, simulation/mujoco_closed_chain.py, its motors' joint states) — and
+publishes joint_states (positions, velocities and the applied motor torques as effort; while the
 brakes hold, the holding torque, without noise) at
 publish_rate (at most one per time step h), stamped with the simulated time of the state
 on the clock's time at start-up (as a driver stamps the time of measurement; a simulation
@@ -47,6 +49,7 @@ from .. import make_solver
 from ..simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from . import parameters
 from .chain import command_index, load_chain, start_up_payload
+from .closure_parameters import declare_closures, linkage_values
 from .conversions import seconds
 from .spin import run
 
@@ -55,13 +58,28 @@ STALL = 10          # lockstep timeouts without a command: a stall (a warning), 
 MAX_CATCH_UP = 20          # integration steps per timer tick at most
 
 
+def linkage_plant(model, q0, p):
+    """A closed linkage's plant for parameters `p`: MuJoCo with its loops as equality
+    constraints, five steps per time_step. ValueError for what it does not simulate yet."""
+    unsupported = [name for name, given in (
+        ("engine internal", p["engine"] != "mujoco"), ("friction", p["friction"]),
+        ("armature", p["armature"] is not None),
+        ("obstacle_box", p["obstacle_box"] is not None)) if given]
+    if unsupported:
+        raise ValueError(f"a closed linkage is simulated by engine mujoco without "
+                         f"{', '.join(unsupported)} (not yet)")
+    from ..simulation.mujoco_closed_chain import MujocoLinkagePlant
+    return MujocoLinkagePlant(model, q0, p["time_step"])
+
+
 class SimArmNode(Node):
     """See the module docstring; parameters: parameters.SIM_ARM."""
 
     def __init__(self, **kwargs):
         super().__init__("sim_arm", **kwargs)
         parameters.declare(self, parameters.SIM_ARM)
-        p = parameters.read(self, parameters.SIM_ARM)
+        declare_closures(self)       # a closed linkage's loop_closures.<name>.<field>
+        p = linkage_values(self, parameters.read(self, parameters.SIM_ARM))
         description = p["robot_description"] or p["robot_description_file"]
         if not description:
             raise ValueError("set robot_description or robot_description_file")
@@ -129,6 +147,8 @@ class SimArmNode(Node):
     def _plant(model, q0, p):
         """The plant of parameters `p`: the library's dynamics, or MuJoCo checked against
         them at q0 (ValueError naming the difference)."""
+        if getattr(model, "mechanism", None) is not None:
+            return linkage_plant(model, q0, p)
         solver = make_solver(model, p["backend"])
         extras = [name for name in ("armature", "obstacle_box") if p[name] is not None]
         damping = coulomb = None
@@ -141,7 +161,7 @@ class SimArmNode(Node):
             if extras:
                 raise ValueError(f"{' and '.join(extras)} need engine mujoco")
             return IntegratedPlant(solver, p["integrator"], p["time_step"], damping, coulomb)
-        from ..simulation.mujoco_plant import MujocoPlant      # the only mujoco importer
+        from ..simulation.mujoco_plant import MujocoPlant      # mujoco: imported where used
         armature = parameters.per_joint(p["armature"], model.dof, "armature")
         plant = MujocoPlant(model, p["integrator"], p["time_step"], damping, coulomb,
                             armature=armature, obstacle_box=p["obstacle_box"])

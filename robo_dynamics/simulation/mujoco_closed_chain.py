@@ -103,3 +103,37 @@ class MujocoClosedChain:
         for _ in range(int(round(duration / self.mj.opt.timestep))):
             mujoco.mj_step(self.mj, self.data)
         return self.data.qpos[self.qpos].copy(), self.data.qvel[self.dof].copy()
+
+
+class MujocoLinkagePlant:
+    """MuJoCo's linkage as sim_arm's plant (simulated_arm.SimulatedArm): its state is the
+    motors' (q, v) of `model` (closed_chain.solver.MotorModel); MuJoCo keeps the whole
+    linkage's state, started at rest with the motors at q0 and the loops closed by the
+    library (mechanism.close_from), then held closed by MuJoCo's equality constraints.
+    h [s]: one advance; MuJoCo steps `substeps` times within it."""
+
+    def __init__(self, model, q0, h=1e-3, substeps=5):
+        from ..closed_chain.motor_space import MotorSpace
+        self.model, self.h = model, float(h)
+        self.sim = MujocoClosedChain(model.mechanism, time_step=self.h / substeps)
+        self.motors = list(model.mechanism.actuated)
+        q = MotorSpace(model.mechanism).pose(q0)
+        self.sim.set_state(q, np.zeros_like(q))
+
+    def positions(self):
+        """q (n,) of every joint of the linkage [rad or m], MuJoCo's."""
+        return self.sim.data.qpos[self.sim.qpos].copy()
+
+    def advance(self, q, v, tau):
+        """The motors' (q, v) after h under motor torques tau (MuJoCo's own state: q, v are
+        the ones it returned last)."""
+        q_all, v_all = self.sim.run(self.h, tau)
+        return q_all[self.motors], v_all[self.motors]
+
+    def holding_torque(self, q):
+        """What braked motors' sensors read at the linkage's pose now (MuJoCo's, q: that
+        pose's motors)."""
+        return self.sim.holding_torque(self.positions())
+
+    def external_joint_torque(self, q, link, force, torque):
+        raise ValueError("an external wrench on a closed linkage is not simulated yet")
