@@ -64,8 +64,8 @@ def test_parameter_files_are_valid(path):
     values = flat(section)
     joint = {name for name in values if name.startswith("constraints.")
              and name.count(".") == 2 and name.rsplit(".", 1)[1] in JOINT_CONSTRAINTS}
-    # a closed linkage's motors and loop closures: read by the closed-chain library from
-    # the same section (docs/closed-chains.md), which must then load the linkage
+    # a closed linkage's motors and loop closures (loop_closures.<name>.<field> declared by
+    # the node once the names are known): the closed-chain library must load the linkage
     closed_chain = {name for name in values
                     if name == "actuated_joints" or name.startswith("loop_closures.")}
     if closed_chain:
@@ -85,7 +85,9 @@ def test_parameter_files_are_valid(path):
 @pytest.mark.parametrize("namespace", ["", "left", "cell/right"])
 @pytest.mark.parametrize("urdf, config", [("rd_ur5e.urdf", "rd_ur5e.yaml"),
                                           ("planar_2link.urdf", "planar_2link.yaml"),
-                                          ("rd_ur5e.urdf", "dynamics.yaml")])
+                                          ("rd_ur5e.urdf", "dynamics.yaml"),
+                                          ("rd_palletizer.urdf", "rd_palletizer.yaml"),
+                                          ("rd_delta.urdf", "rd_delta.yaml")])
 def test_node_starts_from_each_parameter_file_in_any_namespace(urdf, config, namespace, ros):
     """Every value of each shipped params file reaches dynamics_node, whatever its
     namespace (a file keyed by the node's bare name applies in the root namespace only)."""
