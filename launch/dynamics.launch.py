@@ -27,6 +27,7 @@ from launch_ros.actions import LifecycleNode, Node, PushRosNamespace
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
+from robo_dynamics.ros.closure_parameters import linkage_section
 from robo_dynamics.ros.launch_check import missing_packages
 
 ARGUMENTS = {     # name → (default, description)
@@ -98,7 +99,8 @@ def start(context):
         nodes.append(Node(
             package="robo_dynamics", executable="sim_arm", name="sim_arm",
             parameters=[{"robot_description": robot_description, "engine": value["engine"],
-                         "lockstep": flags["use_sim_time"]}],
+                         "lockstep": flags["use_sim_time"],
+                         **linkage_section(params_file)}],   # a closed linkage's, if any
             remappings=[("effort_commands", "dynamics_node/commands")],   # the node's ~/commands
             output="screen"))
     if flags["use_rviz"]:

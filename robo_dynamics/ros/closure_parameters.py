@@ -1,7 +1,9 @@
 """A closed linkage's parameters on a node: loop_closures.<name>.<field> for each name of
 loop_closures.names (parameter_tables.CLOSED_LINKAGE), declared once the names are known,
-read back as the nested section closed_chain.closures_from_parameters takes."""
+read back as the nested section closed_chain.closures_from_parameters takes; and the
+linkage's section of a params file, for the launch file to give sim_arm."""
 
+import yaml
 from rcl_interfaces.msg import ParameterDescriptor
 
 from .parameter_tables import CLOSURE_FIELDS, DOUBLES, STRING
@@ -32,3 +34,17 @@ def linkage_values(node, values):
 
 def _plain(value):
     return value if isinstance(value, str) else list(value)
+
+
+def linkage_section(params_file):
+    """{actuated_joints, loop_closures} of the dynamics_node section of `params_file` (a
+    ROS 2 params file), as given: what sim_arm needs to simulate the same linkage; {} for
+    a serial arm's file."""
+    with open(params_file, encoding="utf-8") as stream:
+        content = yaml.safe_load(stream) or {}
+    for key, section in content.items():
+        if str(key).rsplit("/", 1)[-1] == "dynamics_node" and isinstance(section, dict):
+            values = section.get("ros__parameters") or {}
+            return {name: values[name] for name in ("actuated_joints", "loop_closures")
+                    if name in values}
+    return {}
