@@ -422,6 +422,25 @@ def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2, 
     assert len(commands) == 2 and all(math.isfinite(c) for c in commands)
 
 
+def test_ros2_launch_of_the_palletizer_simulates_and_runs_its_linkage(ros2, ros, workspace):
+    """urdf:= the shipped palletizer, sim:=true: its own params file's linkage reaches both
+    dynamics_node and sim_arm (MuJoCo's linkage), in lockstep; the node commands its four
+    motors, the rear link's holding the parallelogram as drawn (156.96 N·m: ∂V/∂θ of the
+    drawing, test_shipped_linkages), and publishes the passive joints."""
+    ws, _ = workspace
+    share = ws / "install" / "robo_dynamics" / "share" / "robo_dynamics"
+    with launched(ros2, f"dynamics.launch.py urdf:={share}/urdf/rd_palletizer.urdf "
+                        "namespace:=cell sim:=true use_sim_time:=true") as launch:
+        assert launch.arms == {"cell": ("rd_palletizer", 4)}
+        commands = echo_once("/cell/dynamics_node/commands", Float64MultiArray).data
+        passive = echo_once("/cell/dynamics_node/passive_joint_states", JointState)
+    assert launch.result[0] == 0, launch.result[1][-3000:]
+    assert "simulating rd_palletizer on engine mujoco (4 joints" in launch.result[1]
+    assert len(commands) == 4 and abs(commands[2] - 156.96) < 0.01 * 156.96, commands
+    assert list(passive.name) == ["elbow_joint", "rod_joint"]
+    assert max(abs(x) for x in passive.position) < 1e-3        # at rest as drawn
+
+
 def test_ros2_launch_with_a_missing_urdf_says_so_and_starts_nothing(ros2):
     code, output = run(ros2, "ros2 launch robo_dynamics dynamics.launch.py "
                              "urdf:=/nonexistent/arm.urdf.xacro")

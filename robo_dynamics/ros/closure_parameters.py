@@ -37,14 +37,16 @@ def _plain(value):
 
 
 def linkage_section(params_file):
-    """{actuated_joints, loop_closures} of the dynamics_node section of `params_file` (a
-    ROS 2 params file), as given: what sim_arm needs to simulate the same linkage; {} for
-    a serial arm's file."""
+    """{actuated_joints, loop_closures, tip_link} of the dynamics_node section of
+    `params_file` (a ROS 2 params file), as given: what sim_arm needs to simulate the same
+    linkage; {} for a serial arm's file."""
     with open(params_file, encoding="utf-8") as stream:
         content = yaml.safe_load(stream) or {}
     for key, section in content.items():
         if str(key).rsplit("/", 1)[-1] == "dynamics_node" and isinstance(section, dict):
             values = section.get("ros__parameters") or {}
-            return {name: values[name] for name in ("actuated_joints", "loop_closures")
-                    if name in values}
+            if "actuated_joints" not in values and "loop_closures" not in values:
+                return {}
+            return {name: values[name] for name in ("actuated_joints", "loop_closures",
+                                                    "tip_link") if name in values}
     return {}
