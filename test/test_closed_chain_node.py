@@ -207,3 +207,24 @@ def test_the_delta_is_held_with_the_torques_of_its_geometry(ros):
         np.testing.assert_allclose(settled_command(harness), expected, rtol=1e-6, atol=1e-6)
     finally:
         harness.close()
+
+
+def test_a_passive_joint_off_the_closure_starts_the_safe_hold_naming_it(node):
+    """A driver that reports the passive joints too: within passive_joint_tolerance (0.02
+    rad) of the parallelogram nothing happens; the elbow 0.05 rad off starts the safe hold
+    with the joint and the size in its reason, and the hold keeps the linkage held (its
+    commands at rest are the holding torques). (Last in this file: the node stays held.)"""
+    names = list(MOTORS) + ["elbow_joint", "rod_joint"]
+    elbow, rod = THETA[2] - THETA[1], THETA[1] - THETA[2]
+    events = len(node.inbox["events"])
+    node.send_and_wait(names, THETA + [elbow + 0.01, rod], [0.0] * 6)
+    assert node.node.controller.mode == "gravity"
+    node.send_and_wait(names, THETA + [elbow + 0.05, rod], [0.0] * 6)
+    assert node.node.controller.mode == "hold"
+    assert node.spin_until(lambda: any(e.kind == "safe_hold"
+                                       for e in node.inbox["events"][events:]))
+    held = [e for e in node.inbox["events"][events:] if e.kind == "safe_hold"][0]
+    assert "passive joint 'elbow_joint' measured 0.05 from where the loops put it" in (
+        held.message), held.message
+    np.testing.assert_allclose(settled_command(node), holding_torque(THETA[1], THETA[2]),
+                               rtol=1e-6, atol=1e-6)

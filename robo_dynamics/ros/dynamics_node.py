@@ -132,7 +132,7 @@ class DynamicsNode(Lifecycle, Node):
             base = base.with_armature(parameters.per_joint(p["armature"], base.dof, "armature"))
         index = command_index(base, p["command_joints"])    # commands in model order: None
         self.outputs.configure(base, None if np.array_equal(index, np.arange(base.dof)) else index)
-        self.passive_joints.configure(base)
+        self.passive_joints.configure(base, p["passive_joint_tolerance"])
         self.urdf_model = base
         self.checking_solvers = CheckingSolvers(base)   # ~/check_trajectory's solvers
         payload = start_up_payload(p)      # link → (mass, com, inertia)
@@ -224,6 +224,7 @@ class DynamicsNode(Lifecycle, Node):
         self.health.input_rate.received(now)
         for event in cycle.events:
             self.report(event)
+        self._check_passive_joints(msg)
         if cycle.command is not None:
             try:
                 self._publish(msg.header.stamp, cycle, now, started)
@@ -239,6 +240,14 @@ class DynamicsNode(Lifecycle, Node):
             except Exception as exc:
                 self.computation_failed(exc, "cross-check")
         return cycle.command is not None
+
+    def _check_passive_joints(self, msg):
+        """A closed linkage's measured passive joints off the closure: the safe hold."""
+        if self.passive_joints.active:
+            reason = self.passive_joints.check(msg, self.solver,
+                                               self.controller.measured_state()[0])
+            if reason is not None and self.controller.mode != core.HOLD:
+                self.report(self.controller.hold_for(reason))
 
     def _state_time(self, measured):     # on the system clock: now, without asking the clock
         return state_time(self.now(), measured,

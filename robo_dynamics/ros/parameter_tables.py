@@ -138,6 +138,11 @@ DYNAMICS_NODE = {
     **CHAIN,
     **FOLLOW_TRAJECTORY,
     **CLOSED_LINKAGE,
+    "passive_joint_tolerance": Spec(0.02, DOUBLE,
+                                    "A closed linkage's passive joints that joint_states "
+                                    "carry [rad or m]: one further than this from where the "
+                                    "loops put it (a broken link, a wrong encoder) starts "
+                                    "the safe hold, naming it.", READ_ONLY),
     "strict_model": Spec(False, BOOL,
                          "Refuse a robot description whose chain has a doubtful inertia "
                          "(triangle inequality broken, massless link with inertia) instead of "
@@ -327,6 +332,7 @@ RANGES = {
     "max_payload_mass": lambda v: 0.0 <= v < math.inf,
     "payload_mass": lambda v: 0.0 <= v < math.inf,
     "time_step": lambda v: 0.0 < v <= 0.1,
+    "passive_joint_tolerance": lambda v: 0.0 < v < math.inf,
     "publish_rate": lambda v: 0.0 < v <= 10_000.0,
     "command_timeout": lambda v: 0.0 < v < math.inf,
     "lockstep_timeout": lambda v: 0.0 < v < math.inf,

@@ -1,8 +1,9 @@
-"""~/passive_joint_states (sensor_msgs/JointState): a closed linkage's passive joints where
+"""A closed linkage's passive joints. ~/passive_joint_states (sensor_msgs/JointState): where
 its loops put them at each state the node commands from: merged with the driver's
 joint_states (e.g. by joint_state_publisher's source_list), robot_state_publisher draws the
-whole linkage from a driver that reports only its motors. A serial chain publishes nothing
-here."""
+whole linkage from a driver that reports only its motors. And those a driver reports too,
+checked against the closure: one off by more than passive_joint_tolerance starts the safe
+hold, naming it. A serial chain publishes and checks nothing here."""
 
 from sensor_msgs.msg import JointState
 
@@ -13,9 +14,11 @@ class PassiveJointStates:
     def __init__(self, node):
         self.node, self.publisher, self.index = node, None, None
 
-    def configure(self, model):
-        """Publish for `model` from now on: a closed linkage's MotorModel, else nothing."""
+    def configure(self, model, tolerance):
+        """Publish and check for `model` from now on (a closed linkage's MotorModel, else
+        nothing), measured passive joints to `tolerance` [rad or m]."""
         passive = getattr(model, "passive_joints", ())
+        self.tolerance = tolerance
         if not passive:
             self.index = None
             return
@@ -25,6 +28,26 @@ class PassiveJointStates:
         if self.publisher is None:
             self.publisher = self.node.create_publisher(JointState, "~/passive_joint_states",
                                                         10)
+
+    @property
+    def active(self):
+        """Whether the model is a closed linkage (there are passive joints)."""
+        return self.index is not None
+
+    def check(self, msg, solver, q):
+        """Why the passive joints `msg` (a JointState) carries do not fit the loops closed
+        with the motors at q (the measured state after msg) by the tolerance, or None (also
+        for a message without passive joints)."""
+        tolerance = self.tolerance
+        passive = set(self.message.name)
+        given = {name: value for name, value in zip(msg.name, msg.position) if name in passive}
+        if not given:
+            return None
+        gap, joint = solver.motors.passive_disagreement(q, given)
+        if gap <= tolerance:
+            return None
+        return (f"passive joint '{joint}' measured {gap:.3g} from where the loops put it "
+                f"(passive_joint_tolerance {tolerance:g}): a broken link or a wrong encoder?")
 
     def publish(self, stamp, solver, q):
         """The passive joints [rad or m] of the linkage closed with the motors at q."""
