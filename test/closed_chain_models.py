@@ -309,3 +309,15 @@ def delta_geometry():
             low, high = (mid, high) if gap(mid) > 0 else (low, mid)
         arms.append((motor, t, elbow_at(low), end))
     return arms
+
+
+def shipped_linkage(name):
+    """The shipped linkage `name` (urdf/<name>.urdf with config/<name>.yaml's motors and
+    loop closures), as the library loads it."""
+    import pathlib
+    import yaml
+    from robo_dynamics.closed_chain import load_closed_chain
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    section = yaml.safe_load((repo / "config" / f"{name}.yaml").read_text())
+    return load_closed_chain(repo / "urdf" / f"{name}.urdf",
+                             section["/**/dynamics_node"]["ros__parameters"])

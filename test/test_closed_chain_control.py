@@ -7,11 +7,9 @@ the desired motion, the loop's closure."""
 
 import numpy as np
 import pytest
-import yaml
 
 from arm_matrix import node_defaults
-from conftest import REPO
-from robo_dynamics.closed_chain import load_closed_chain
+from closed_chain_models import shipped_linkage
 from robo_dynamics.closed_chain.solver import ClosedChainSolver
 from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
 from robo_dynamics.control.controller import Controller
@@ -28,12 +26,6 @@ LINKAGES = {"rd_palletizer": ("tool0", [0.5, 0.3, -0.3, 0.4]),
             "rd_delta": ("platform", [0.2, -0.1, 0.15])}
 
 
-def shipped(name):
-    parameters = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
-    return load_closed_chain(REPO / "urdf" / f"{name}.urdf",
-                             parameters["/**/dynamics_node"]["ros__parameters"])
-
-
 class Loop:
     """The controller at the node's defaults on MuJoCo's linkage, from the motors at theta0
     at rest. The motors are braked until the first command has ramped up (from the measured
@@ -42,7 +34,7 @@ class Loop:
 
     def __init__(self, name):
         tip, theta0 = LINKAGES[name]
-        self.chain = shipped(name)
+        self.chain = shipped_linkage(name)
         self.solver = ClosedChainSolver(self.chain, tip)
         model = self.solver.model
         self.names = list(model.joint_names)
@@ -87,7 +79,7 @@ def cut_tree_drift(name, seconds):
     """The largest motor drift [rad] over `seconds` under the cut tree's gravity torques on
     the motors (the passive joints' dropped), from the same start at rest."""
     tip, theta0 = LINKAGES[name]
-    chain = shipped(name)
+    chain = shipped_linkage(name)
     q = ClosedChainSolver(chain, tip).motors.pose(np.array(theta0))
     plant = MujocoClosedChain(chain, time_step=PLANT_STEP)
     plant.set_state(q, np.zeros_like(q))

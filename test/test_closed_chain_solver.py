@@ -6,11 +6,9 @@ refused with the reason."""
 
 import numpy as np
 import pytest
-import yaml
 
-from conftest import REPO
+from closed_chain_models import shipped_linkage
 from robo_dynamics.algorithms.jacobian import LOCAL
-from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.closed_chain.solver import ClosedChainSolver
 from robo_dynamics.errors import ArgumentError
 
@@ -21,10 +19,7 @@ STEP = 1e-5       # rad: the differences along the motion
 
 @pytest.fixture(scope="module")
 def solver():
-    parameters = yaml.safe_load((REPO / "config" / "rd_palletizer.yaml").read_text())
-    chain = load_closed_chain(REPO / "urdf" / "rd_palletizer.urdf",
-                              parameters["/**/dynamics_node"]["ros__parameters"])
-    return ClosedChainSolver(chain, "tool0")
+    return ClosedChainSolver(shipped_linkage("rd_palletizer"), "tool0")
 
 
 def along(f, theta, theta_dot):

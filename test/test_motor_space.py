@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from closed_chain_models import FOUR_BAR_PARAMETERS, planar_four_bar_urdf
+from closed_chain_models import FOUR_BAR_PARAMETERS, planar_four_bar_urdf, shipped_linkage
 from conftest import REPO
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import MotorSpace, load_closed_chain
@@ -24,15 +24,9 @@ STEPS = 40            # states along each path, a few mrad apart (a controller's
 DIFFERENCE = 1e-5     # rad: the central differences' step (the closure is solved to 1e-12)
 
 
-def shipped(name):
-    parameters = yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())
-    return load_closed_chain(REPO / "urdf" / f"{name}.urdf",
-                             parameters["/**/dynamics_node"]["ros__parameters"])
-
-
 @pytest.fixture(scope="module", params=["rd_palletizer", "rd_delta"])
 def linkage(request):
-    chain = shipped(request.param)
+    chain = shipped_linkage(request.param)
     tip = {"rd_palletizer": "tool0", "rd_delta": "platform"}[request.param]
     goal = {"rd_palletizer": np.array([1.2, 0.5, -0.4, 0.8]),
             "rd_delta": np.array([0.3, -0.15, 0.25])}[request.param]
@@ -146,7 +140,7 @@ def test_bad_states_are_refused_with_the_reason_and_the_last_pose_kept():
         with pytest.raises(ArgumentError, match="1 finite values"):
             motors.gravity(bad)
     np.testing.assert_allclose(motors.pose([0.3]), q, atol=1e-12)
-    motors = MotorSpace(shipped("rd_delta"))
+    motors = MotorSpace(shipped_linkage("rd_delta"))
     theta = np.array([0.2, 0.1, -0.1])
     q = motors.pose(theta)
     passive = motors.passive_joints[0]
