@@ -1,6 +1,7 @@
-"""The shipped palletizer in closed loop over ROS 2: sim_arm simulates the whole linkage in
-MuJoCo (its loop an equality constraint, the motors braked until the first command),
-dynamics_node runs the motors from the params file's closure, lockstep on simulated time.
+"""The shipped palletizer and Delta in closed loop over ROS 2: sim_arm simulates the whole
+linkage in MuJoCo (its loops equality constraints, the motors braked until the first
+command), dynamics_node runs the motors from the params file's closures, lockstep on
+simulated time.
 The references are MuJoCo's motion and the desired motion."""
 
 import numpy as np
@@ -14,18 +15,21 @@ from ros_harness import Loop, closed_loop_nodes
 
 pytest.importorskip("mujoco")
 
-URDF = str(REPO / "urdf" / "rd_palletizer.urdf")
-SECTION = flat(yaml.safe_load((REPO / "config" / "rd_palletizer.yaml").read_text())[
-    "/**/dynamics_node"]["ros__parameters"])
-THETA = [0.5, 0.3, -0.3, 0.4]          # rad: base, shoulder, rear, wrist
+# the motors' start [rad] and how far each moves in the tracking test
+LINKAGES = {"rd_palletizer": ([0.5, 0.3, -0.3, 0.4], 0.2),
+            "rd_delta": ([0.2, -0.1, 0.15], 0.1)}
 
 
-@pytest.fixture(scope="module")
-def loop(ros):
-    sim, node = closed_loop_nodes(URDF, THETA, {"engine": "mujoco", "lockstep_max_speed": 0.0,
-                                                "brakes": True, **SECTION}, SECTION)
+@pytest.fixture(scope="module", params=sorted(LINKAGES))
+def loop(ros, request):
+    name = request.param
+    section = flat(yaml.safe_load((REPO / "config" / f"{name}.yaml").read_text())[
+        "/**/dynamics_node"]["ros__parameters"])
+    theta, _ = LINKAGES[name]
+    sim, node = closed_loop_nodes(str(REPO / "urdf" / f"{name}.urdf"), theta, {
+        "engine": "mujoco", "lockstep_max_speed": 0.0, "brakes": True, **section}, section)
     closed = Loop(sim, node)
-    closed.sim, closed.node = sim, node
+    closed.sim, closed.node, closed.name = sim, node, name
     closed.peer = closed.add(rclpy.create_node("linkage_client"))
     closed.trajectory = closed.peer.create_publisher(
         JointTrajectory, "/dynamics_node/desired_trajectory", 10)
@@ -50,8 +54,9 @@ def test_gravity_compensation_holds_the_linkage_where_it_was_released(loop):
     """0.5 s of simulated time from the brakes' release: the motors stay within 1e-4 rad of
     where they started (MuJoCo's soft loop settles by about that), the loop closed."""
     run_for(loop, 0.5)
+    theta = LINKAGES[loop.name][0]
     q = loop.sim.arm.q
-    assert np.abs(q - THETA).max() < 1e-4, q - THETA
+    assert np.abs(q - theta).max() < 1e-4, q - theta
     assert np.abs(loop.sim.arm.v).max() < 1e-3
     linkage = loop.sim.arm.plant.model.mechanism
     assert np.abs(linkage.constraint(loop.sim.arm.plant.positions())).max() < 1e-5
@@ -59,14 +64,14 @@ def test_gravity_compensation_holds_the_linkage_where_it_was_released(loop):
 
 
 def test_a_desired_trajectory_is_tracked_through_the_loop(loop):
-    """Every motor ±0.2 rad in 0.8 s (a quintic from rest to rest), sent on
-    ~/desired_trajectory: MuJoCo's motors within 0.5 mrad of it all along (0.14 measured;
-    sampled at each spin, at the state's simulated time) and at the goal 0.2 s after."""
+    """Every motor ±0.2 rad (the Delta's ±0.1) in 0.8 s (a quintic from rest to rest), sent
+    on ~/desired_trajectory: MuJoCo's motors within 0.5 mrad of it all along (sampled at
+    each spin, at the state's simulated time) and at the goal 0.2 s after."""
     start = loop.sim.arm.q.copy()
-    goal = start + 0.2 * (-1.0) ** np.arange(4)
+    goal = start + LINKAGES[loop.name][1] * (-1.0) ** np.arange(len(start))
     names = list(loop.node.model.joint_names)
     msg = JointTrajectory(joint_names=names)
-    rest = [0.0] * 4
+    rest = [0.0] * len(start)
     for t, q in ((0.0, start), (0.8, goal)):
         point = JointTrajectoryPoint(positions=q.tolist(), velocities=rest, accelerations=rest)
         point.time_from_start.sec, point.time_from_start.nanosec = int(t), int(1e9 * (t % 1))
