@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import rclpy
 import yaml
+from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from conftest import REPO, flat
@@ -33,6 +34,8 @@ def loop(ros, request):
     closed.peer = closed.add(rclpy.create_node("linkage_client"))
     closed.trajectory = closed.peer.create_publisher(
         JointTrajectory, "/dynamics_node/desired_trajectory", 10)
+    closed.states = []
+    closed.peer.create_subscription(JointState, "/joint_states", closed.states.append, 10)
     assert closed.spin_until(lambda: node.controller is not None and node.controller.running
                              and closed.trajectory.get_subscription_count() > 0, timeout=60.0)
     yield closed
@@ -52,7 +55,8 @@ def run_for(loop, seconds, each=None):
 
 def test_gravity_compensation_holds_the_linkage_where_it_was_released(loop):
     """0.5 s of simulated time from the brakes' release: the motors stay within 1e-4 rad of
-    where they started (MuJoCo's soft loop settles by about that), the loop closed."""
+    where they started (MuJoCo's soft loop settles by about that), the loop closed, the
+    passive joints sim_arm reports in agreement with the node's closure."""
     run_for(loop, 0.5)
     theta = LINKAGES[loop.name][0]
     q = loop.sim.arm.q
@@ -61,6 +65,11 @@ def test_gravity_compensation_holds_the_linkage_where_it_was_released(loop):
     linkage = loop.sim.arm.plant.model.mechanism
     assert np.abs(linkage.constraint(loop.sim.arm.plant.positions())).max() < 1e-5
     assert loop.node.controller.mode == "gravity"
+    # sim_arm reports the passive joints too: the node checks them against its closure
+    # (passive_joint_tolerance) and they agree, so no safe hold
+    assert loop.spin_until(lambda: loop.states)
+    passive = loop.sim.arm.plant.passive_joints
+    assert set(passive) <= set(loop.states[-1].name) and passive
 
 
 def test_a_desired_trajectory_is_tracked_through_the_loop(loop):

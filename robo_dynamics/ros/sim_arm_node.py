@@ -4,7 +4,8 @@ Advances the URDF's arm at a fixed step — with the library's dynamics (engine 
 with MuJoCo (engine mujoco: an independent engine, optionally with rotor armature, the
 URDF's joint friction and a box obstacle; simulation/mujoco_plant.py; a closed linkage,
 given actuated_joints and loop_closures as dynamics_node is: MuJoCo with its loops as
-equality constraints, simulation/mujoco_closed_chain.py, its motors' joint states) — and
+equality constraints, simulation/mujoco_closed_chain.py, its motors' and passive joints'
+states) — and
 publishes joint_states (positions, velocities and the applied motor torques as effort; while the
 brakes hold, the holding torque, without noise) at
 publish_rate (at most one per time step h), stamped with the simulated time of the state
@@ -304,8 +305,14 @@ class SimArmNode(Node):
             effort = applied + self.rng.normal(0.0, self.noise, len(applied))
         else:
             effort = applied
-        msg = JointState(name=self.names, position=self.arm.q.tolist(),
-                         velocity=self.arm.v.tolist(), effort=effort.tolist())
+        names, q, v = self.names, self.arm.q, self.arm.v
+        passive = getattr(self.arm.plant, "passive_joints", ())
+        if passive:          # a linkage's passive joints too, as encoders on them report
+            q_p, v_p = self.arm.plant.passive_state()      # (no motor: no effort)
+            names, q, v = names + list(passive), np.append(q, q_p), np.append(v, v_p)
+            effort = np.append(effort, np.zeros(len(passive)))
+        msg = JointState(name=names, position=q.tolist(), velocity=v.tolist(),
+                         effort=effort.tolist())
         msg.header.stamp = stamp
         return msg
 

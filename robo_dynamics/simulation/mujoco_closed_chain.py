@@ -117,8 +117,15 @@ class MujocoLinkagePlant:
         self.model, self.h = model, float(h)
         self.sim = MujocoClosedChain(model.mechanism, time_step=self.h / substeps)
         self.motors = list(model.mechanism.actuated)
+        self.passive_joints = model.passive_joints
+        self._passive = [model.mechanism.tree.joint_index(name) for name in self.passive_joints]
         q = MotorSpace(model.mechanism).pose(q0)
         self.sim.set_state(q, np.zeros_like(q))
+
+    def passive_state(self):
+        """(q, q̇) of the passive joints (passive_joints order), MuJoCo's."""
+        sim = self.sim
+        return sim.data.qpos[sim.qpos[self._passive]], sim.data.qvel[sim.dof[self._passive]]
 
     def positions(self):
         """q (n,) of every joint of the linkage [rad or m], MuJoCo's."""
