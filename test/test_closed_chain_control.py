@@ -10,7 +10,7 @@ import pytest
 
 from arm_matrix import node_defaults
 from closed_chain_models import shipped_linkage
-from robo_dynamics.closed_chain.solver import ClosedChainSolver
+from robo_dynamics.backends.closed_chain import ClosedChainSolver
 from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger

@@ -197,7 +197,9 @@ def test_the_delta_is_held_with_the_torques_of_its_geometry(ros):
         "/**/dynamics_node"]["ros__parameters"]
     theta = np.array([0.2, -0.1, 0.15])
     harness = Harness(default_state=(list(section["actuated_joints"]), theta.tolist(),
-                                     [0.0] * 3), marker_rate=0.0,
+                                     [0.0] * 3),
+                      node_args=["--ros-args", "-r", "__ns:=/delta"],   # apart from the
+                      marker_rate=0.0,                                  # module's node
                       robot_description_file=str(REPO / "urdf" / "rd_delta.urdf"),
                       **flat(section))
     try:

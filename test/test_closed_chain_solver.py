@@ -9,7 +9,7 @@ import pytest
 
 from closed_chain_models import shipped_linkage
 from robo_dynamics.algorithms.jacobian import LOCAL
-from robo_dynamics.closed_chain.solver import ClosedChainSolver
+from robo_dynamics.backends.closed_chain import ClosedChainSolver
 from robo_dynamics.errors import ArgumentError
 
 STATES = [(np.array([0.5, 0.3, -0.3, 0.4]), np.array([0.8, -0.6, 0.9, 1.5])),

@@ -18,11 +18,11 @@ def make_solver(robot, backend=DEFAULT_BACKEND):
     the backend's solver of its bodies. Pinocchio is optional at run time: without it,
     backend "pinocchio" raises BackendUnavailable and "rnea" works as ever.
 
-    A closed linkage's motors (closed_chain.solver.MotorModel) get the in-house closed-chain
+    A closed linkage's motors (closed_chain.motor_model.MotorModel) get the in-house closed-chain
     dynamics whatever the backend: Pinocchio has no solver of a linkage's motors (its
     constraintDynamics cross-checks the linkage in the tests)."""
     if getattr(robot, "mechanism", None) is not None:
-        from ..closed_chain.solver import ClosedChainSolver
+        from .closed_chain import ClosedChainSolver
         return ClosedChainSolver.of(robot)
     if backend == "rnea":
         from .rnea_backend import RneaSolver as Solver

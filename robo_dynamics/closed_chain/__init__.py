@@ -11,6 +11,8 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     partition.py       generalized coordinate partitioning (Wehage and Haug)
     mechanism.py       ClosedChain: position closure, q̇ = B v̇, inverse and forward dynamics
     motor_space.py     MotorSpace: its dynamics in the motors' coordinates, state by state
+    motor_model.py     MotorModel: its motors as a controller sees them (the solver of
+                       them: backends/closed_chain.py)
     integrators.py     the reduced equations (eq. 11–12): Runge–Kutta, trapezoidal rule
     system_jacobian.py ∂G/∂Y, ∂G/∂Y′ of eq. 27–29, analytically
     dae.py             eq. 27 as a DAE and a BDF integrator on its system Jacobian

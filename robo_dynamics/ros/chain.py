@@ -29,11 +29,11 @@ def load_chain(description, values):
 
 
 def load_linkage(description, values):
-    """The MotorModel (closed_chain/solver.py) of the closed linkage `description` describes
+    """The MotorModel (closed_chain/motor_model.py) of the closed linkage `description` describes
     with the parameter values' actuated_joints and loop_closures (and the URDF's <gazebo>
     closures), its tool at tip_link. ArgumentError / URDFError with the reason."""
     from ..closed_chain import load_closed_chain
-    from ..closed_chain.solver import motor_model
+    from ..closed_chain.motor_model import motor_model
     xml_text, _ = read_description(description)
     section = {"actuated_joints": values.get("actuated_joints") or []}
     if values.get("loop_closures"):

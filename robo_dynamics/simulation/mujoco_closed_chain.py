@@ -107,7 +107,7 @@ class MujocoClosedChain:
 
 class MujocoLinkagePlant:
     """MuJoCo's linkage as sim_arm's plant (simulated_arm.SimulatedArm): its state is the
-    motors' (q, v) of `model` (closed_chain.solver.MotorModel); MuJoCo keeps the whole
+    motors' (q, v) of `model` (closed_chain.motor_model.MotorModel); MuJoCo keeps the whole
     linkage's state, started at rest with the motors at q0 and the loops closed by the
     library (mechanism.close_from), then held closed by MuJoCo's equality constraints.
     h [s]: one advance; MuJoCo steps `substeps` times within it."""

@@ -1,6 +1,7 @@
-"""A closed mechanism behind the solver interface (backends/base.py), in its motors'
-coordinates: what the controller core takes for a serial arm's solver, so that every mode
-it has drives the motors of a linkage. The quantities are MotorSpace's (motor_space.py).
+"""A closed linkage behind the solver interface (base.py), in its motors' coordinates: what
+the controller core takes for a serial arm's solver, so that every mode it has drives the
+motors of a linkage (its model: closed_chain/motor_model.py). The quantities are
+MotorSpace's (closed_chain/motor_space.py).
 
 Ĉ, which only the momentum observer needs, has no closed form here (it needs the time
 derivative of the constraint Jacobian): it comes from Christoffel symbols of M̂ by central
@@ -9,100 +10,16 @@ differences, Ĉ_ij = Σ_k ½ (∂M̂_ij/∂θ_k + ∂M̂_ik/∂θ_j − ∂M̂_j
 Control, §6.3: the reduced system is a Lagrangian system in θ with inertia M̂(θ)).
 """
 
-import dataclasses
-
 import numpy as np
 
 from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED
-from ..backends.base import DynamicsSolver
+from ..closed_chain.motor_model import motor_model
+from ..closed_chain.motor_space import MotorSpace
+from ..closed_chain.tree_dynamics import frame_motion, frame_pose, tree_motion
 from ..errors import ArgumentError
-from .motor_space import MotorSpace
-from .tree_dynamics import frame_motion, frame_pose, tree_motion
+from .base import DynamicsSolver
 
 DIFFERENCE = 1e-5     # rad or m: the central differences' step (the loops close to 1e-12)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class MotorModel:
-    """The motors of a closed mechanism as a controller sees them: names, limits and
-    friction per motor (the URDF's), the tool link, gravity [m/s², base frame]; the
-    mechanism itself (`mechanism`, a ClosedChain) and its URDF, from which solvers are made;
-    every body's link, joint, mass [kg] and centre of mass [m, its link's frame] as drawn."""
-
-    name: str
-    base_link: str
-    tip_link: str
-    joint_names: tuple
-    joint_types: tuple
-    lower: np.ndarray
-    upper: np.ndarray
-    velocity_limit: np.ndarray
-    effort_limit: np.ndarray
-    damping: np.ndarray
-    friction: np.ndarray
-    gravity: np.ndarray
-    passive_joints: tuple
-    mechanism: object
-    urdf_xml: str
-    body_links: tuple
-    body_joints: tuple
-    mass: np.ndarray
-    com: np.ndarray
-    warnings: tuple = ()
-    mimic_joints: tuple = ()
-    payloads: tuple = ()          # none: a linkage's payload belongs in its URDF (not yet)
-    is_coupled: bool = False
-
-    @property
-    def dof(self):
-        return len(self.joint_names)
-
-    @property
-    def armature(self):
-        return np.zeros(self.dof)
-
-    @property
-    def limited(self):
-        """(k,) bool: the motors with a position range (finite, upper > lower)."""
-        return np.isfinite(self.lower) & np.isfinite(self.upper) & (self.upper > self.lower)
-
-    def joint_index(self, name):
-        return self.joint_names.index(name)
-
-    def with_payload(self, link, mass, com, inertia):
-        raise ValueError("a payload on a closed linkage is not supported yet: put its mass "
-                         "into the URDF's tool link")
-
-    def payload_frame(self, link):
-        raise ValueError("payload identification on a closed linkage is not written yet")
-
-    def with_armature(self, armature):
-        raise ValueError("armature on a closed linkage is not supported yet")
-
-
-def motor_model(chain, tip_link, urdf_xml=""):
-    """The MotorModel of `chain`'s motors with `tip_link` (a link of the mechanism) as the
-    tool; urdf_xml the mechanism's URDF text. ArgumentError naming the links if `tip_link`
-    is not one."""
-    tree = chain.tree
-    if tip_link not in tree.link_frames:
-        raise ArgumentError(f"tip_link '{tip_link}' is not a link of the mechanism "
-                            f"{sorted(tree.link_frames)}")
-    rows = list(chain.actuated)
-    passive = tuple(name for i, name in enumerate(tree.joint_names) if i not in rows)
-    drawn = [i for i, link in enumerate(tree.body_links) if link is not None]   # not the
-    # massless bodies between the axes of a ball joint
-    return MotorModel(
-        name=tree.name, base_link=tree.base_link, tip_link=tip_link,
-        joint_names=tuple(chain.actuated_joints),
-        joint_types=tuple(tree.joint_types[i] for i in rows), lower=tree.lower[rows],
-        upper=tree.upper[rows], velocity_limit=tree.velocity_limit[rows],
-        effort_limit=tree.effort_limit[rows], damping=tree.damping[rows],
-        friction=tree.friction[rows], gravity=np.array(tree.gravity), passive_joints=passive,
-        mechanism=chain, urdf_xml=urdf_xml, body_links=tuple(tree.body_links[i] for i in drawn),
-        body_joints=tuple(tree.joint_names[i] for i in drawn), mass=tree.mass[drawn],
-        com=tree.com[drawn],
-        warnings=tuple(tree.warnings))
 
 
 class ClosedChainSolver(DynamicsSolver):
