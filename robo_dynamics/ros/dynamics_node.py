@@ -244,8 +244,10 @@ class DynamicsNode(Lifecycle, Node):
     def _check_passive_joints(self, msg):
         """A closed linkage's measured passive joints off the closure: the safe hold."""
         if self.passive_joints.active:
-            reason = self.passive_joints.check(msg, self.solver,
-                                               self.controller.measured_state()[0])
+            try:
+                reason = self.passive_joints.check(msg, self.solver, self.controller)
+            except Exception as exc:  # a numerical failure must not take the node down
+                return self.computation_failed(exc, "passive joints")
             if reason is not None and self.controller.mode != core.HOLD:
                 self.report(self.controller.hold_for(reason))
 

@@ -34,11 +34,11 @@ class PassiveJointStates:
         """Whether the model is a closed linkage (there are passive joints)."""
         return self.index is not None
 
-    def check(self, msg, solver, q):
+    def check(self, msg, solver, controller):
         """Why the passive joints `msg` (a JointState) carries do not fit the loops closed
-        with the motors at q (the measured state after msg) by the tolerance, or None (also
-        for a message without passive joints)."""
-        tolerance = self.tolerance
+        with the motors where `controller` measures them (after msg) by the tolerance, or
+        None (also for a message without passive joints)."""
+        tolerance, q = self.tolerance, controller.measured_state()[0]
         passive = set(self.message.name)
         given = {name: value for name, value in zip(msg.name, msg.position) if name in passive}
         if not given:
