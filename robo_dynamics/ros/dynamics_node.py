@@ -220,11 +220,11 @@ class DynamicsNode(Lifecycle, Node):
                 f"joint_states rejected ({self.controller.rejected} so far): "
                 f"{cycle.rejected}", throttle_duration_sec=THROTTLE)
             return
-        self.health.received += 1
-        self.health.input_rate.received(now)
         for event in cycle.events:
             self.report(event)
-        self._check_passive_joints(msg)
+        self._check_passive_joints(msg)      # (before the state counts as taken: tests wait
+        self.health.received += 1           # on that count for what it caused)
+        self.health.input_rate.received(now)
         if cycle.command is not None:
             try:
                 self._publish(msg.header.stamp, cycle, now, started)
