@@ -24,6 +24,7 @@ class PassiveJointStates:
             return
         tree = model.mechanism.tree
         self.index = [tree.joint_index(name) for name in passive]
+        self.names = frozenset(passive)
         self.message = JointState(name=list(passive))
         if self.publisher is None:
             self.publisher = self.node.create_publisher(JointState, "~/passive_joint_states",
@@ -38,16 +39,16 @@ class PassiveJointStates:
         """Why the passive joints `msg` (a JointState) carries do not fit the loops closed
         with the motors where `controller` measures them (after msg) by the tolerance, or
         None (also for a message without passive joints)."""
-        tolerance, q = self.tolerance, controller.measured_state()[0]
-        passive = set(self.message.name)
-        given = {name: value for name, value in zip(msg.name, msg.position) if name in passive}
+        given = {name: value for name, value in zip(msg.name, msg.position)
+                 if name in self.names}
         if not given:
             return None
-        gap, joint = solver.motors.passive_disagreement(q, given)
-        if gap <= tolerance:
+        gap, joint = solver.motors.passive_disagreement(controller.measured_state()[0], given)
+        if gap <= self.tolerance:
             return None
         return (f"passive joint '{joint}' measured {gap:.3g} from where the loops put it "
-                f"(passive_joint_tolerance {tolerance:g}): a broken link or a wrong encoder?")
+                f"(passive_joint_tolerance {self.tolerance:g}): a broken link or a wrong "
+                "encoder?")
 
     def publish(self, stamp, solver, q):
         """The passive joints [rad or m] of the linkage closed with the motors at q."""
