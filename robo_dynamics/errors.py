@@ -17,6 +17,11 @@ class ArgumentError(RoboDynamicsError, ValueError):
     """An argument of a dynamics call has the wrong size or a non-finite value."""
 
 
+class UnclosedState(ArgumentError):
+    """A closed linkage's loops cannot close at the given coordinates (outside the
+    mechanism's workspace, or at a singular pose)."""
+
+
 class BackendUnavailable(RoboDynamicsError, ImportError):
     """The requested backend cannot be loaded (Pinocchio not installed or broken); the
     in-house backend "rnea" needs only NumPy."""

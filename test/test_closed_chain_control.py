@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 
 from arm_matrix import node_defaults
-from closed_chain_models import shipped_linkage
+from closed_chain_models import FOUR_BAR_PARAMETERS, planar_four_bar_urdf, shipped_linkage
 from robo_dynamics.backends.closed_chain import ClosedChainSolver
+from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.settings import controller_settings
 from robo_dynamics.control.trajectory import Trajectory
+from robo_dynamics.errors import ArgumentError
 
 pytest.importorskip("mujoco")
 from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain  # noqa: E402
@@ -125,3 +127,44 @@ def test_computed_torque_tracks_a_move_of_every_motor():
     assert max(errors) < 2e-4, max(errors)
     assert loop.ctrl.counts["clamped"] == 0 and loop.ctrl.counts["rate_limited"] == 0
     assert loop.events == ["started"], loop.events
+
+
+def test_states_the_loops_cannot_close_are_rejected_then_held_at_the_last_closed_pose():
+    """A planar four-bar driven by its follower (a rocker: it cannot reach every angle), its
+    motor read at 2.5 rad while turning at 0.1 rad/s: for stale_timeout each such state is
+    rejected with the reason and nothing is commanded; then the safe hold says why, and its
+    torque is the hold's law at the last pose that closed (0.3 rad) with the velocity
+    measured: the linkage's inverse dynamics there at θ̈ = −hold_decay_rate θ̇ (to 1e-9 once
+    the ramp is over). A state that closes again is commanded from at once, in the hold."""
+    chain = load_closed_chain(planar_four_bar_urdf(), FOUR_BAR_PARAMETERS,
+                              actuated_joints=["follower_joint"])
+    solver = ClosedChainSolver(chain, "coupler")
+    names = list(solver.model.joint_names)
+    ctrl = Controller(solver, JointStateMerger(names, names),
+                      controller_settings(node_defaults(), solver.model))
+    s, unknown, t, command = ctrl.settings, [float("nan")], 0.0, None
+    for _ in range(20):
+        command = ctrl.step(names, [0.3], [0.0], unknown, t, t).command
+        t += DT
+    assert command is not None and ctrl.mode == "gravity"
+    with pytest.raises(ArgumentError, match="do not close"):
+        ClosedChainSolver(chain, "coupler").gravity([2.5])
+    rejected, events, rate = 0, [], [0.1]
+    for _ in range(500):
+        cycle = ctrl.step(names, [2.5], rate, unknown, t, t)
+        t += DT
+        if cycle.rejected is None:
+            events = list(cycle.events)
+            break
+        assert "do not close" in cycle.rejected and cycle.command is None
+        rejected += 1
+    assert abs(rejected - s.stale_timeout / DT) <= 1 and rejected == ctrl.rejected, rejected
+    assert ctrl.mode == "hold" and "do not close" in ctrl.hold_reason
+    assert [e.kind for e in events] == ["resumed", "safe_hold"], events
+    for _ in range(100):
+        command = ctrl.step(names, [2.5], rate, unknown, t, t).command
+        t += DT
+    expected = solver.inverse_dynamics([0.3], rate, [-s.hold_decay_rate * rate[0]])
+    np.testing.assert_allclose(command, expected, rtol=0, atol=1e-9)
+    cycle = ctrl.step(names, [0.31], rate, unknown, t, t)
+    assert cycle.rejected is None and cycle.command is not None and ctrl.mode == "hold"

@@ -13,7 +13,7 @@ from closed_chain_models import FOUR_BAR_PARAMETERS, planar_four_bar_urdf, shipp
 from conftest import REPO
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import MotorSpace, load_closed_chain
-from robo_dynamics.closed_chain.tree_dynamics import frame_pose
+from robo_dynamics.closed_chain.tree_dynamics import frame_pose, tree_momentum
 from robo_dynamics.errors import ArgumentError
 from test_closed_chain_delta import potential
 from test_shipped_linkages import holding_torque
@@ -72,6 +72,38 @@ def test_the_motors_inertia_is_pinocchios_kinetic_energy(linkage):
         expected = kinetic_energy(chain, q, qd)
         found = 0.5 * theta_dot @ motors.mass_matrix(theta) @ theta_dot
         assert abs(found - expected) <= 1e-6 * expected, (found, expected)
+
+
+def test_the_momentum_terms_are_derivatives_of_pinocchios_kinetic_energy(linkage):
+    """p̂ = M̂ θ̇ and Ĉᵀθ̇ = ∂T̂/∂θ at fixed θ̇ (the momentum observer's terms), T̂(θ, θ̇) being
+    Pinocchio's kinetic energy at the closed pose and the closed poses' central-difference
+    velocity (no B, c or M of ours); the tree's own M q̇ and Cᵀ q̇ against Pinocchio's
+    computeCoriolisMatrix."""
+    _, chain, _, goal = linkage
+    motors, rng, eps, h = MotorSpace(chain), np.random.default_rng(4), DIFFERENCE, 1e-4
+    reference = PinocchioClosedChain(chain)
+
+    def kinetic(theta, theta_dot):
+        qd = (motors.pose(theta + eps * theta_dot) - motors.pose(theta - eps * theta_dot)) / (
+            2 * eps)
+        return kinetic_energy(chain, motors.pose(theta), qd)
+    for theta in path(goal)[::13]:
+        theta_dot = rng.uniform(-1.5, 1.5, motors.dof)
+        p, CT_qd = motors.momentum_terms(theta, theta_dot)
+        expected = np.array([(kinetic(theta + h * e, theta_dot) - kinetic(theta - h * e, theta_dot))
+                             / (2 * h) for e in np.eye(motors.dof)])
+        np.testing.assert_allclose(CT_qd, expected, atol=1e-5 * np.abs(expected).max())
+        expected_p = np.array([(kinetic(theta, theta_dot + h * e)
+                                - kinetic(theta, theta_dot - h * e)) / (2 * h)
+                               for e in np.eye(motors.dof)])
+        np.testing.assert_allclose(p, expected_p, atol=1e-6 * np.abs(expected_p).max())
+        q, qd, _, _ = motors.state(theta, theta_dot)
+        tree_p, tree_CT_qd = tree_momentum(chain.tree, chain.kinematics(q), qd)
+        pin.computeCoriolisMatrix(reference.model, reference.data, q, qd)
+        np.testing.assert_allclose(tree_CT_qd, reference.data.C.T @ qd, atol=1e-10)
+        M = pin.crba(reference.model, reference.data, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        np.testing.assert_allclose(tree_p, M @ qd, atol=1e-10)
 
 
 def test_forward_and_inverse_dynamics_are_pinocchios_constraint_dynamics(linkage):

@@ -3,11 +3,12 @@ the controller core takes for a serial arm's solver, so that every mode it has d
 motors of a linkage (its model: closed_chain/motor_model.py). The quantities are
 MotorSpace's (closed_chain/motor_space.py).
 
-Ĉ, which only the momentum observer needs, has no closed form here (it needs the time
+The momentum observer's terms (p̂ = M̂θ̇, Ĉᵀθ̇) come in closed form from one pass over the
+tree (MotorSpace.momentum_terms). The matrix Ĉ itself has none here (it needs the time
 derivative of the constraint Jacobian): it comes from Christoffel symbols of M̂ by central
-differences, Ĉ_ij = Σ_k ½ (∂M̂_ij/∂θ_k + ∂M̂_ik/∂θ_j − ∂M̂_jk/∂θ_i) θ̇_k, and Ĉᵀθ̇ from
-Ṁ̂ = Ĉ + Ĉᵀ with Ĉθ̇ = b̂ − ĝ (Spong, Hutchinson and Vidyasagar, Robot Modeling and
-Control, §6.3: the reduced system is a Lagrangian system in θ with inertia M̂(θ)).
+differences, Ĉ_ij = Σ_k ½ (∂M̂_ij/∂θ_k + ∂M̂_ik/∂θ_j − ∂M̂_jk/∂θ_i) θ̇_k (Spong, Hutchinson
+and Vidyasagar, Robot Modeling and Control, §6.3: the reduced system is a Lagrangian system
+in θ with inertia M̂(θ)).
 """
 
 import numpy as np
@@ -40,7 +41,7 @@ class ClosedChainSolver(DynamicsSolver):
         return cls(model.mechanism, model.tip_link, model)
 
     def _rnea(self, q, qd, qdd, f_tip):
-        tau = self.motors.inverse_dynamics(q, qd, qdd)[0]
+        tau = self.motors.torques(q, qd, qdd)
         if f_tip is not None:         # a wrench the tool exerts [force; torque], base axes
             tau = tau + self._jacobian(q, LOCAL_WORLD_ALIGNED).T @ f_tip
         return tau
@@ -75,14 +76,7 @@ class ClosedChainSolver(DynamicsSolver):
         return 0.5 * dM_dt + skew
 
     def _momentum_terms(self, q, qd):
-        """(p = M̂ θ̇, Ĉᵀθ̇ = Ṁ̂ θ̇ − (b̂ − ĝ)); Ṁ̂ θ̇ by a central difference along θ̇."""
-        motors, h = self.motors, DIFFERENCE
-        p = motors.mass_matrix(q) @ qd
-        C_qd = motors.bias(q, qd) - motors.gravity(q)
-        M_dot_qd = (motors.mass_matrix(q + h * qd) - motors.mass_matrix(q - h * qd)) @ qd / (
-            2.0 * h)
-        motors.closed(q)
-        return p, M_dot_qd - C_qd
+        return self.motors.momentum_terms(q, qd)
 
     def _jacobian(self, q, frame):
         """(6, k) of the tool frame's origin [linear; angular], base axes (LOCAL: the tool's)."""

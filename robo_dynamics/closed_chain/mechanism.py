@@ -20,7 +20,7 @@ the independent coordinates (eq. 10, its Q^u = −h_u).
 import numpy as np
 
 from ..algorithms.operational_space import operational_space
-from ..errors import ArgumentError, URDFError
+from ..errors import ArgumentError, UnclosedState, URDFError
 from .closures import constraint, constraint_jacobian, gamma
 from .partition import partition
 from .tree_dynamics import (frame_jacobian, frame_pose, tree_kinematics, tree_mass_matrix,
@@ -29,6 +29,7 @@ from .tree_dynamics import (frame_jacobian, frame_pose, tree_kinematics, tree_ma
 CLOSURE_TOLERANCE = 1e-6      # m (rad): how far apart closure frames may be where given
 NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
 NEWTON_ITERATIONS = 30
+NEWTON_STALLED = 4            # iterations without a smaller |Φ|: Newton's method gives up
 CONTINUATION_STEPS = (8, 64)  # steps from a closed pose when Newton's method alone fails
 CONDITION_LIMIT = 1e6         # a partition whose Φ_u is worse conditioned is chosen again
 
@@ -114,9 +115,10 @@ class ClosedChain:
         return self._all_rows_jacobian(q)[list(self.partition.rows)]
 
     def gamma(self, q, qd):
-        """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism."""
+        """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism; (m, r) for m
+        velocities qd (m, n) at once."""
         return gamma(self.tree, self.closures, self.kinematics(q), qd)[
-            list(self.partition.rows)]
+            ..., list(self.partition.rows)]
 
     def condition(self, q):
         """The condition number of Φ_u at q (the partition's dependent columns)."""
@@ -157,7 +159,7 @@ class ClosedChain:
             else:
                 return x
         names = [self.tree.joint_names[i] for i in v]
-        raise ArgumentError(f"the loops do not close with {names} at "
+        raise UnclosedState(f"the loops do not close with {names} at "
                             f"{np.round(q[v], 6).tolist()}: outside the mechanism's workspace "
                             "or at a singular pose")
 
@@ -171,14 +173,20 @@ class ClosedChain:
         return closed if closed is not None else self.close(q, start=last)
 
     def newton(self, q):
-        """q with u solved by Newton's method from the given values, or None. A revolute u
+        """q with u solved by Newton's method from the given values, or None (also when |Φ|
+        has not fallen for NEWTON_STALLED iterations: not converging). A revolute u
         is returned as the turn nearest its given value (a step may land a whole turn
         away: the same pose, a different joint reading)."""
         q, guess = q.copy(), q
         u, rows = list(self.partition.u), list(self.partition.rows)
+        best, since_best = np.inf, 0
         for _ in range(NEWTON_ITERATIONS):
             Phi = constraint(self.tree, self.closures, self.kinematics(q))
-            if np.max(np.abs(Phi), initial=0.0) <= NEWTON_TOLERANCE:
+            residual = np.max(np.abs(Phi), initial=0.0)
+            best, since_best = (residual, 0) if residual < best else (best, since_best + 1)
+            if since_best == NEWTON_STALLED:        # not converging from this guess
+                return None
+            if residual <= NEWTON_TOLERANCE:
                 turns = np.round((q[u] - guess[u]) / (2.0 * np.pi))
                 q[u] -= np.where(self.tree.is_prismatic[u], 0.0, 2.0 * np.pi * turns)
                 return q
@@ -207,11 +215,18 @@ class ClosedChain:
 
     def accelerations(self, q, qd, v_ddot):
         """q̈ (n,) = B v̈ + c: the dependent accelerations solve Φ_q q̈ = γ."""
-        Phi_q, u = self.constraint_jacobian(q), list(self.partition.u)
         qdd = self.velocity_transformation(q) @ np.asarray(v_ddot, dtype=float)
+        return qdd + self.bias_accelerations(q, qd)
+
+    def bias_accelerations(self, q, qd):
+        """c (n,) = q̈ at v̈ = 0 (Φ_q c = γ, c_v = 0); (m, n) for m velocities qd (m, n)."""
+        qd = np.asarray(qd, dtype=float)
+        c, u = np.zeros_like(qd), list(self.partition.u)
         if u:
-            qdd[u] += np.linalg.solve(Phi_q[:, u], self.gamma(q, qd))
-        return qdd
+            gammas = self.gamma(q, qd)
+            c[..., u] = np.linalg.solve(self.constraint_jacobian(q)[:, u],
+                                        gammas.reshape(-1, len(u)).T).T.reshape(gammas.shape)
+        return c
 
     # -- dynamics ------------------------------------------------------------------------
     def inverse_dynamics(self, q, qd, qdd):

@@ -17,8 +17,12 @@ coordinates: the same assembly branch while the motors move a little between sta
 
 import numpy as np
 
-from ..errors import ArgumentError
-from .tree_dynamics import frame_jacobian, frame_pose, tree_mass_matrix, tree_rnea
+from ..errors import ArgumentError, UnclosedState
+from .tree_dynamics import (frame_jacobian, frame_pose, tree_mass_matrix, tree_momentum,
+                            tree_rnea)
+
+PREDICTED_STEP = 0.05   # rad or m: the largest motor step closed from a first-order guess
+                        # (a joint-state stream moves the motors far less per state)
 
 
 class MotorSpace:
@@ -39,28 +43,62 @@ class MotorSpace:
         self.passive_joints = tuple(name for i, name in enumerate(self.tree.joint_names)
                                     if i not in chain.actuated)
         self._last = np.array(chain.reference, dtype=float)
-        self._closed_key, self._state_key = None, None
+        self._closed_key, self._state_key, self._failed_at = None, None, None
 
     # -- the closed state ----------------------------------------------------------------
     def pose(self, theta):
-        """q (n,): every joint of the tree, the loops closed with the motors at θ, from the
-        last closed pose. ArgumentError where the loops cannot close (outside the
-        mechanism's workspace, or singular); the last pose is then kept."""
-        v = np.empty(self.dof)
-        v[self._columns] = self._motor_vector("theta", theta)    # independent coordinates
-        q = self.chain.close_from(self._last, v)
-        self._last = q
-        return q
+        """q (n,): every joint of the tree, the loops closed with the motors at θ (closed)."""
+        return self.closed(theta)[0]
 
     def closed(self, theta):
         """(q (n,), B (n, k)) at motor positions θ: the closed pose and q̇ = B θ̇, B's
-        columns in motor order; kept until θ changes."""
-        key = np.asarray(theta, dtype=float).tobytes()
+        columns in motor order; kept until θ changes. UnclosedState where the loops cannot
+        close (outside the mechanism's workspace, or singular); the last pose is kept."""
+        theta = self._motor_vector("theta", theta)
+        key = theta.tobytes()
         if key != self._closed_key:
-            q = self.pose(theta)
-            self._closed_key = key
+            q = self._close(theta)
+            self._last, self._closed_key, self._closed_theta = q, key, theta
             self._closed = (q, self.chain.velocity_transformation(q)[:, self._columns])
+            self._failed_at = None
         return self._closed
+
+    def _close(self, theta):
+        """q closed at θ. Newton's method from the last closed pose moved to first order,
+        q + B Δθ (a step of at most PREDICTED_STEP: the next state of a stream), else from
+        the last pose itself, then continuation from it and from the drawn pose (a step
+        that left the branch: ClosedChain.close_from). While states fail, the continuation
+        is tried again only PREDICTED_STEP away from where it last failed: a stream of
+        states outside the workspace costs Newton's method each, not continuation."""
+        chain, v = self.chain, np.empty(self.dof)
+        v[self._columns] = theta                      # the independent coordinates, sorted
+        near = self._closed_key is not None and np.max(np.abs(
+            theta - self._closed_theta)) <= PREDICTED_STEP
+        if near:
+            last_q, last_B = self._closed
+            guess = last_q + last_B @ (theta - self._closed_theta)
+            guess[list(chain.partition.v)] = v
+            q = chain.newton(guess)
+            if q is not None:
+                return q
+        failed = self._failed_at
+        if failed is not None and np.max(np.abs(theta - failed)) <= PREDICTED_STEP:
+            guess = self._last.copy()
+            guess[list(chain.partition.v)] = v
+            q = chain.newton(guess)
+            if q is None:
+                raise UnclosedState(
+                    f"the loops do not close with {list(self.joint_names)} at "
+                    f"{np.round(theta, 6).tolist()} (nor at {np.round(failed, 6).tolist()}): "
+                    "outside the mechanism's workspace or at a singular pose")
+            return q
+        try:
+            return chain.close_from(self._last, v)
+        except UnclosedState:
+            self._failed_at = theta
+            if near or np.array_equal(self._last, chain.reference):
+                raise
+            return chain.close_from(chain.reference, v)      # the drawn branch
 
     def state(self, theta, theta_dot):
         """(q (n,), q̇ (n,), B (n, k), c (n,)) of the closed mechanism at motor positions θ
@@ -92,6 +130,26 @@ class MotorSpace:
         gravity, through the loops)."""
         q, qd, B, c = self.state(theta, theta_dot)
         return B.T @ tree_rnea(self.tree, q, qd, c, kin=self.chain.kinematics(q))
+
+    def torques(self, theta, theta_dot, theta_ddot):
+        """τ (k,) = M̂ θ̈ + b̂ = Bᵀ (M q̈ + h): the motor torques of the motion (θ, θ̇, θ̈), the
+        multipliers not solved for."""
+        q, qd, B, c = self.state(theta, theta_dot)
+        qdd = B @ self._motor_vector("theta_ddot", theta_ddot) + c
+        return B.T @ tree_rnea(self.tree, q, qd, qdd, kin=self.chain.kinematics(q))
+
+    def momentum_terms(self, theta, theta_dot):
+        """(p̂ = M̂ θ̇, Ĉᵀ θ̇) (k,) each: the motors' generalized momentum and the term the
+        momentum observer adds, Ĉᵀθ̇ = ∂T̂/∂θ at fixed θ̇ (T̂ = ½ θ̇ᵀ M̂ θ̇; Spong, Hutchinson
+        and Vidyasagar, Robot Modeling and Control, §6.5: Ṁ̂ − 2Ĉ skew). With q̇ = B(θ) θ̇,
+        ∂T̂/∂θ = Bᵀ ∂T/∂q + Dᵀ M q̇, D_j = ∂(B θ̇)/∂θ_j. B's columns are ∂q/∂θ, so
+        ∂B_k/∂θ_j is symmetric in j, k and D_j is the bilinear form of c = Ḃ θ̇ at (e_j, θ̇),
+        from two of its values: ¼ (c(θ̇ + e_j) − c(θ̇ − e_j)) (c is quadratic in θ̇)."""
+        q, qd, B, _ = self.state(theta, theta_dot)
+        p, dT_dq = tree_momentum(self.tree, self.chain.kinematics(q), qd)
+        c = self.chain.bias_accelerations(q, np.concatenate((qd + B.T, qd - B.T)))
+        D_T = 0.25 * (c[:self.dof] - c[self.dof:])                 # rows D_j
+        return B.T @ p, B.T @ dT_dq + D_T @ p
 
     def inverse_dynamics(self, theta, theta_dot, theta_ddot):
         """(τ (k,) of the motors, λ (r,) the loops' multipliers, Φ_qᵀλ the generalized

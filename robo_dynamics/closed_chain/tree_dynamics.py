@@ -62,9 +62,13 @@ def tree_kinematics(tree, q):
 
 def tree_motion(tree, kin, qd, qdd, gravity):
     """Twists and their derivatives of every body (gravity (3,) enters as the base's
-    acceleration (0, −g); zeros for the motion alone)."""
+    acceleration (0, −g); zeros for the motion alone). qd, qdd (n,), or (m, n) for m
+    motions at once (then each body's entries are (m, 3))."""
     n = tree.dof
-    w, v, wd, vd = (np.empty((n, 3)) for _ in range(4))
+    batch = np.shape(qd)[:-1]
+    w, v, wd, vd = (np.empty((n,) + batch + (3,)) for _ in range(4))
+    rates = np.moveaxis(np.asarray(qd, dtype=float), -1, 0)[..., None]      # (n, ..., 1)
+    accelerations = np.moveaxis(np.asarray(qdd, dtype=float), -1, 0)[..., None]
     for i in range(n):
         p = tree.parent[i]
         if p == BASE:
@@ -72,10 +76,11 @@ def tree_motion(tree, kin, qd, qdd, gravity):
         else:
             w_p, v_p, wd_p, vd_p = w[p], v[p], wd[p], vd[p]
         s_ang, s_lin = kin.S_ang[i], kin.S_lin[i]
-        w[i] = w_p + s_ang * qd[i]
-        v[i] = v_p + s_lin * qd[i]
-        wd[i] = wd_p + s_ang * qdd[i] + cross(w[i], s_ang) * qd[i]
-        vd[i] = vd_p + s_lin * qdd[i] + (cross(v[i], s_ang) + cross(w[i], s_lin)) * qd[i]
+        qd_i, qdd_i = rates[i], accelerations[i]
+        w[i] = w_p + s_ang * qd_i
+        v[i] = v_p + s_lin * qd_i
+        wd[i] = wd_p + s_ang * qdd_i + cross(w[i], s_ang) * qd_i
+        vd[i] = vd_p + s_lin * qdd_i + (cross(v[i], s_ang) + cross(w[i], s_lin)) * qd_i
     return TreeMotion(w, v, wd, vd)
 
 
@@ -91,6 +96,28 @@ def tree_rnea(tree, q, qd, qdd, gravity=None, kin=None):
             f_ang[p] += f_ang[i]
             f_lin[p] += f_lin[i]
     return np.einsum("na,na->n", kin.S_ang, f_ang) + np.einsum("na,na->n", kin.S_lin, f_lin)
+
+
+def tree_momentum(tree, kin, qd):
+    """(M q̇ (n,), ∂T/∂q (n,) = C(q, q̇)ᵀ q̇) of the tree, T = ½ q̇ᵀ M q̇ its kinetic energy:
+    with H_i the momentum of the subtree from body i out, Σ G_b V_b [angular about the base
+    origin; linear], ∂T/∂q̇_i = S_i · H_i and ∂T/∂q_i = [ad_{V_i}] S_i · H_i (the screw
+    axis S_i moves with its own body's twist; Featherstone, Rigid Body Dynamics Algorithms,
+    §2.9, Ṡ_i = V_i × S_i in fixed axes)."""
+    n = tree.dof
+    zero = np.zeros(3)
+    m = tree_motion(tree, kin, qd, np.zeros(n), zero)
+    G = spatial_inertia_about_origin(tree.mass, kin.com, kin.inertia)       # (n, 6, 6)
+    H = np.einsum("nab,nb->na", G, np.concatenate((m.w, m.v), axis=1))    # G_b V_b
+    for i in range(n - 1, -1, -1):     # inward: children come after their parent
+        if tree.parent[i] != BASE:
+            H[tree.parent[i]] += H[i]
+    S_dot_ang = cross(m.w, kin.S_ang)                       # [ad_{V_i}] S_i, rows i
+    S_dot_lin = cross(m.v, kin.S_ang) + cross(m.w, kin.S_lin)
+    p = np.einsum("na,na->n", kin.S_ang, H[:, :3]) + np.einsum("na,na->n", kin.S_lin, H[:, 3:])
+    dT_dq = np.einsum("na,na->n", S_dot_ang, H[:, :3]) + np.einsum("na,na->n", S_dot_lin,
+                                                                    H[:, 3:])
+    return p, dT_dq
 
 
 def ancestors(tree, body):

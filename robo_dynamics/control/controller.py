@@ -13,12 +13,11 @@ Each joint state gives at most one command (model joint order, N·m or N):
 
 The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
 of source (mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
-hardware_compensates_gravity the command sent is that minus g(q). A ramp starts where the
-arm's torque is: the measured effort when the joint states carry it, else the last command
-(zero before the first). The envelope around the law: admission (start, limits, velocity),
-watchdogs (velocity bound, tracking error → hold; stale joint states → no command), the
-observer's collisions (→ hold) and the hold's own timeout (→ stream stopped, latched); the
-rules and their defaults: docs/node.md, "Safety envelope".
+hardware_compensates_gravity the command sent is that minus g(q). The envelope: admission
+(start, limits, velocity), watchdogs (velocity bound, tracking error → hold; stale joint
+states → no command; a linkage's states that do not close → rejected, then the hold:
+closure_watch.py), the observer's collisions (→ hold) and the hold's own timeout (→ stream
+stopped, latched); the rules and defaults: docs/node.md, "Safety envelope".
 
 Computed torque: Lynch & Park, Modern Robotics, §11.4.1 (τ is the inverse dynamics at the
 commanded acceleration: one Newton–Euler recursion, Craig, Introduction to Robotics, §6.5).
@@ -29,6 +28,8 @@ import time
 import numpy as np
 
 from ..algorithms.friction import friction_torque
+from ..errors import UnclosedState
+from .closure_watch import ClosureWatch
 from .computed_torque import commanded_acceleration
 from .cycle_outputs import ERROR, INFO, WARN, Cycle, Event, Rest
 from .limits import clamp_effort
@@ -74,6 +75,7 @@ class Controller:
         self.counts = dict.fromkeys(("commands", "clamped", "rate_limited", "refused",
                                      "faults", "stale", "collisions"), 0)
         self.last_event = None
+        self.closure = ClosureWatch()    # a closed linkage's states that do not close
 
     # -- configuration (called from the node's other thread, under its lock) ---------------
     def configure(self, settings):
@@ -182,7 +184,7 @@ class Controller:
     @property
     def rejected(self):
         """How many joint states were rejected so far."""
-        return self.merger.rejected
+        return self.merger.rejected + self.closure.rejected
 
     # -- a managed node's activation (control/activation.py) ---------------------------------
     def observe(self, names, positions, velocities, efforts, now, stamp=0.0):
@@ -223,6 +225,15 @@ class Controller:
         age = merger.age(now)
         if age > s.stale_timeout:
             return Cycle(None, None, None, self._stop(now, age), None)
+        q, qd, solver, unclosed = merger.q, merger.qd, self.solver, None
+        try:
+            g = solver.unchecked.gravity(q)
+            self.closure.closed(q, g)
+        except UnclosedState as exc:          # a closed linkage's loops (closure_watch.py)
+            held = self.closure.unclosed(now, s.stale_timeout)
+            if held is None:
+                return Cycle(f"{exc}", None, None, NO_EVENTS, None)
+            (q, g), unclosed = held, f"{exc}, for {now - self.closure.since:.3g} s"
         if 0.0 < now - previous <= s.stale_timeout:
             self.period = now - previous
         events = NO_EVENTS
@@ -231,13 +242,12 @@ class Controller:
             if not 0.0 <= now - previous <= s.stale_timeout:
                 return Cycle(None, None, None, NO_EVENTS, None)   # (re)start on the next
             events = self._resume(now, gap, previous)
-        q, qd = merger.q, merger.qd
-        solver = self.solver
-        g = solver.unchecked.gravity(q)
+        if unclosed is not None and self.mode != HOLD:
+            events += (self._hold(unclosed),)
         friction = (friction_torque(qd, s.viscous, s.coulomb)
                     if s.friction_compensation and s.viscous is not None else 0.0)
         external = None
-        if self.observer is not None:      # its own time kept: its cost in the running node
+        if self.observer is not None and unclosed is None:   # its cost in the running node
             started = time.perf_counter()
             external, found = self._observe(q, qd, g, friction, stamp if stamp > 0.0 else now)
             events += found
@@ -340,13 +350,9 @@ class Controller:
         return events
 
     def _resume(self, now, gap, previous):
-        """(Re)start the command stream: the ramp starts at the measured effort where it is
-        known and plausible, else at the last command. The measured effort is the torque
-        the drives applied over the period before this state (since `previous`, the state
-        before): it counts as the previous command, so the first command may differ from it
-        by what the rate limit allows over that period. A torque sensor's noise then does
-        not become the first command (on a light wrist joint one period of 0.5 N·m noise
-        is a velocity of several rad/s)."""
+        """(Re)start the command stream, ramping from the measured effort where known and
+        plausible (the drives' torque since `previous`, the state before, taken as the
+        previous command: a sensor's noise is not the first command), else the last one."""
         start = self.limiter.last
         measured = self.measured_torque()
         known = np.isfinite(measured) & (np.abs(measured) <= self.settings.effort_bound)
