@@ -210,17 +210,24 @@ class Supervisor:
 
     def found(self):
         """Hold the simulation at its first state until every topic this node records has
-        found its publisher, and the dynamics node has found this node's subscriptions
-        (discovery, which a loaded machine slows down; the node publishes an output only
-        once it sees a subscriber): the nodes' outputs then reach it from the first states
-        on. The second is seen in an answer of the node's parameter service: it reaches
-        this node only once the node has taken this node's subscriptions, announced before
-        the client's (discovery data arrives in order)."""
+        found its publisher, every topic it sends its subscriber, and the dynamics node
+        this node's subscriptions (discovery, which a loaded machine slows down; the node
+        publishes an output only once it sees a subscriber): the nodes' outputs then reach
+        it from the first states on, and what it sends later arrives at once. The last is
+        seen in an answer of the node's parameter service: it reaches this node only once
+        the node has taken this node's subscriptions, announced before the client's
+        (discovery data arrives in order)."""
         from rcl_interfaces.srv import GetParameters
         self.run_to(0.0, recorded=False)
         self.spin_until(lambda: all(s.get_publisher_count() > 0
                                     for s in self.node.subscriptions),
                         "the nodes' topics were not found")
+        # and the nodes this node's topics (at a later pause, a motion or a push sent to a
+        # subscriber not yet found would wait for discovery with the clock standing)
+        self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in (
+                            self.push_pub, self.trajectory_pub, self.set_point_pub,
+                            self.pose_pub)),
+                        "the nodes did not find this node's topics")
         client = self.node.create_client(GetParameters, "/dynamics_node/get_parameters")
         try:
             self.spin_until(client.service_is_ready, "dynamics_node's parameters not found")
