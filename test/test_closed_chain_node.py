@@ -13,6 +13,7 @@ from sensor_msgs.msg import JointState
 from conftest import REPO, flat
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import load_closed_chain
+from robo_dynamics.closed_chain.tree_dynamics import frame_jacobian, frame_pose
 from robo_dynamics_interfaces.srv import ForwardDynamics, InverseDynamics, SetPayload
 from ros_harness import Harness
 from test_shipped_linkages import MOTORS, closed, holding_torque
@@ -87,6 +88,45 @@ def test_its_dynamics_services_answer_for_the_motors_as_pinocchio(node, linkage)
         efforts=list(answer.effort)))
     assert forward.success, forward.message
     np.testing.assert_allclose(forward.accelerations, theta_ddot, rtol=1e-8, atol=1e-8)
+    # the loop's wrench on the rod (from the forearm), both answers: its generalized force
+    # (J_b − J_a)ᵀ w is Pinocchio's constraint force Φ_qᵀλ
+    _, constraint_force = reference.inverse_dynamics(q, qd, qdd)
+    kin = linkage.kinematics(q)
+    for reply in (answer, forward):
+        assert list(reply.closure_names) == ["rod_end"]
+        w = reply.closure_wrenches[0]
+        wrench = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y,
+                           w.torque.z])
+        point = [frame_pose(linkage.tree, kin, link, np.eye(3), np.array(xyz))
+                 for link, xyz in (("rod", [0.8, 0, 0]), ("forearm", [-0.25, 0, 0]))]
+        J_a, J_b = (frame_jacobian(linkage.tree, kin, body, p) for body, _, p in point)
+        np.testing.assert_allclose((J_b - J_a).T @ wrench, constraint_force,
+                                   atol=1e-8 * np.abs(constraint_force).max())
+
+
+def test_the_loops_force_at_rest_is_mujocos(node, linkage):
+    """~/inverse_dynamics at rest: the rod's end carries the force MuJoCo's equality
+    constraint does on its linkage held still at the same pose by its own holding torques
+    (within 1 %: its loop is a stiff spring, 0.3 % measured), none out of the
+    parallelogram's plane (statically indeterminate: the least-norm force)."""
+    pytest.importorskip("mujoco")
+    import mujoco
+    from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
+    answer = node.call(InverseDynamics, "inverse_dynamics", InverseDynamics.Request(
+        joint_names=list(MOTORS), positions=THETA))
+    assert answer.success, answer.message
+    force = answer.closure_wrenches[0].force
+    found = np.array([force.x, force.y, force.z])
+    plant = MujocoClosedChain(linkage, time_step=2e-4)
+    q = closed(linkage, THETA)
+    plant.data.qfrc_applied[plant.actuated] = plant.holding_torque(q)
+    mujoco.mj_forward(plant.mj, plant.data)
+    rows = plant.data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+    expected = plant.data.efc_force[rows]          # on body 1 (the rod), world axes
+    assert np.linalg.norm(found - expected) <= 0.01 * np.linalg.norm(expected), (found,
+                                                                                  expected)
+    normal = np.array([-np.sin(THETA[0]), np.cos(THETA[0]), 0.0])    # the loop's plane's
+    assert abs(found @ normal) <= 1e-9 * np.linalg.norm(found)
 
 
 def test_a_payload_is_refused_with_the_reason_and_the_commands_go_on(node):

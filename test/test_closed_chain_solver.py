@@ -10,6 +10,7 @@ import pytest
 from closed_chain_models import shipped_linkage
 from robo_dynamics.algorithms.jacobian import LOCAL
 from robo_dynamics.backends.closed_chain import ClosedChainSolver
+from robo_dynamics.closed_chain.tree_dynamics import frame_jacobian, frame_pose, tree_rnea
 from robo_dynamics.errors import ArgumentError
 
 STATES = [(np.array([0.5, 0.3, -0.3, 0.4]), np.array([0.8, -0.6, 0.9, 1.5])),
@@ -73,6 +74,36 @@ def test_a_tool_wrench_adds_its_virtual_work(solver):
              - solver.inverse_dynamics(theta, theta_dot, zero))
     displacement = solver.jacobian(theta) @ theta_dot
     assert abs(added @ theta_dot - f @ displacement) <= 1e-9 * np.abs(f @ displacement)
+
+
+def test_the_loops_wrench_balances_each_passive_joint_with_a_tool_wrench_too(solver):
+    """With the tool exerting f (base axes, or the tool's for LOCAL), the closure's wrench w
+    (on the rod from the forearm) completes the tree's equations of motion: every joint's
+    M q̈ + h + J_toolᵀ f − (J_a − J_b)ᵀ w is the motor torque on a motor and zero on a
+    passive joint."""
+    chain, tree = solver.chain, solver.chain.tree
+    theta, theta_dot = STATES[1]
+    theta_ddot = np.array([0.7, -1.1, 0.4, 2.0])
+    f = np.array([30.0, -20.0, 50.0, 2.0, -1.0, 3.0])
+    q, qd, B, c = solver.motors.state(theta, theta_dot)
+    kin = chain.kinematics(q)
+    R = solver.tip_pose(theta)[0]
+    for frame, f_base in (("local_world_aligned", f),
+                          (LOCAL, np.concatenate((R @ f[:3], R @ f[3:])))):
+        tau = solver.inverse_dynamics(theta, theta_dot, theta_ddot, f_tip=f, frame=frame)
+        (w,) = solver.closure_wrenches(theta, theta_dot, theta_ddot, f, frame)
+        body_tip, _, p_tip = frame_pose(tree, kin, "tool0")
+        body_a, _, p_a = frame_pose(tree, kin, "rod", np.eye(3), np.array([0.8, 0, 0]))
+        body_b, _, p_b = frame_pose(tree, kin, "forearm", np.eye(3), np.array([-0.25, 0, 0]))
+        np.testing.assert_allclose(p_a, w.point, atol=1e-12)
+        balance = (tree_rnea(tree, q, qd, B @ theta_ddot + c)
+                   + frame_jacobian(tree, kin, body_tip, p_tip).T @ f_base
+                   - (frame_jacobian(tree, kin, body_a, p_a)
+                      - frame_jacobian(tree, kin, body_b, p_b)).T @ np.concatenate(
+                          (w.force, w.moment)))
+        expected = np.zeros(tree.dof)
+        expected[list(chain.actuated)] = tau
+        np.testing.assert_allclose(balance, expected, atol=1e-9 * np.abs(tau).max())
 
 
 def test_what_a_closed_chain_cannot_do_yet_is_refused_with_the_reason(solver):

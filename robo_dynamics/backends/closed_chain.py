@@ -46,6 +46,19 @@ class ClosedChainSolver(DynamicsSolver):
             tau = tau + self._jacobian(q, LOCAL_WORLD_ALIGNED).T @ f_tip
         return tau
 
+    def closure_wrenches(self, q, qd, qdd, f_tip=None, frame=LOCAL_WORLD_ALIGNED):
+        """closures.ClosureWrench of each loop closure (base axes) during the motors' motion
+        (q, q̇, q̈) [rad, rad/s, rad/s²], the tool exerting f_tip (6,) [force; torque] (in
+        the tool's axes for frame LOCAL) as in inverse_dynamics."""
+        wrench = None
+        if f_tip is not None:
+            wrench = np.asarray(f_tip, dtype=float)
+            if frame == LOCAL:
+                R = self._tip_pose(q)[0]
+                wrench = np.concatenate((R @ wrench[:3], R @ wrench[3:]))
+        lam = self.motors.inverse_dynamics(q, qd, qdd, wrench, self.tip_link)[1]
+        return self.motors.closure_wrenches(q, lam)
+
     def _gravity(self, q):
         return self.motors.gravity(q)
 

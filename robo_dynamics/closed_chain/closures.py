@@ -11,6 +11,7 @@ comes from the tree's frame Jacobians and γ = −(d/dt Φ_q) q̇ from the frame
 at q̈ = 0 (no gravity). All rows in base-frame axes, metres and radians.
 """
 
+import collections
 import dataclasses
 
 import numpy as np
@@ -159,3 +160,28 @@ def gamma(tree, closures, kin, qd):
         elif c.kind == "weld":
             rows.append(-(wd_b - wd_a) + np.zeros(qd.shape[:-1] + (3,)))
     return np.concatenate(rows, axis=-1) if rows else np.zeros(qd.shape[:-1] + (0,))
+
+
+ClosureWrench = collections.namedtuple("ClosureWrench", ["name", "point", "force", "moment"])
+"""What a closure transmits: the force [N] and moment [N·m] that link_b exerts on link_a at
+`point` [m] (the closure's frame origin on link_a), all in base axes."""
+
+
+def closure_wrenches(tree, closures, kin, lam):
+    """The ClosureWrench of each closure from the multipliers λ (m,) of every row of Φ (in
+    the order of `closures`), where the tree's equations of motion are
+    M q̈ + h = Sᵀτ − Φ_qᵀλ: a point row's λ is a force on link_a (and its opposite on
+    link_b), a weld's rotation rows a moment, and a revolute's two alignment rows
+    (x_a·z_b, y_a·z_b) the moments −λ_k (x_a × z_b), −λ_k (y_a × z_b)."""
+    out, row = [], 0
+    for c, (_, R_a, p_a, _, R_b, _) in zip(closures, ClosureFrames(tree, closures, kin).poses):
+        force, moment = np.array(lam[row:row + 3], dtype=float), np.zeros(3)
+        if c.kind == "revolute":
+            z_b = R_b[:, 2]
+            moment = -(lam[row + 3] * cross(R_a[:, 0], z_b)
+                       + lam[row + 4] * cross(R_a[:, 1], z_b))
+        elif c.kind == "weld":
+            moment = np.array(lam[row + 3:row + 6], dtype=float)
+        out.append(ClosureWrench(c.name, p_a, force, moment))
+        row += c.rows
+    return out

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..algorithms.operational_space import operational_space
 from ..errors import ArgumentError, UnclosedState, URDFError
-from .closures import constraint, constraint_jacobian, gamma
+from .closures import closure_wrenches, constraint, constraint_jacobian, gamma
 from .partition import partition
 from .tree_dynamics import (frame_jacobian, frame_pose, tree_kinematics, tree_mass_matrix,
                             tree_rnea)
@@ -29,6 +29,7 @@ from .tree_dynamics import (frame_jacobian, frame_pose, tree_kinematics, tree_ma
 CLOSURE_TOLERANCE = 1e-6      # m (rad): how far apart closure frames may be where given
 NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
 NEWTON_ITERATIONS = 30
+REDUNDANT = 1e-10             # Φ_q's singular values below this (relative): redundant rows
 NEWTON_STALLED = 4            # iterations without a smaller |Φ|: Newton's method gives up
 CONTINUATION_STEPS = (8, 64)  # steps from a closed pose when Newton's method alone fails
 CONDITION_LIMIT = 1e6         # a partition whose Φ_u is worse conditioned is chosen again
@@ -229,20 +230,34 @@ class ClosedChain:
         return c
 
     # -- dynamics ------------------------------------------------------------------------
-    def inverse_dynamics(self, q, qd, qdd):
+    def inverse_dynamics(self, q, qd, qdd, load=None):
         """(τ (k,) of the actuated joints, λ (r,)) for a motion of the closed mechanism
-        (q, q̇, q̈ consistent with the loops). ArgumentError unless the motors are its
-        independent coordinates."""
+        (q, q̇, q̈ consistent with the loops); load (n,): a generalized force the mechanism
+        exerts on its surroundings besides (Jᵀf of a wrench f a tool exerts). ArgumentError
+        unless the motors are its independent coordinates."""
         if not self.fully_actuated:
             raise ArgumentError(f"inverse dynamics needs one motor per degree of freedom "
                                 f"({self.dof}); actuated_joints: {list(self.actuated_joints)}")
         generalized = tree_rnea(self.tree, q, qd, qdd)         # M q̈ + h
+        if load is not None:
+            generalized = generalized + load
         B = self.velocity_transformation(q)
         tau = B.T @ generalized                                  # Bᵀ Φ_qᵀ = 0, S B = I
         u = list(self.partition.u)
         lam = -np.linalg.solve(self.constraint_jacobian(q)[:, u].T, generalized[u])
         by_joint = dict(zip(self.partition.v, tau))              # v sorted → motor order
         return np.array([by_joint[i] for i in self.actuated]), lam
+
+    def closure_wrenches(self, q, lam):
+        """closures.ClosureWrench of each loop closure at q from λ (r,), the multipliers of
+        the independent rows (inverse_dynamics, forward_dynamics). Where the loops'
+        equations are redundant (a planar loop's out-of-plane ones) the forces are
+        statically indeterminate: of those giving the same generalized force Φ_qᵀλ, the
+        one of least norm (no force the loop's geometry cannot tell)."""
+        Phi_all = self._all_rows_jacobian(q)
+        generalized = self.constraint_jacobian(q).T @ lam
+        every = np.linalg.lstsq(Phi_all.T, generalized, rcond=REDUNDANT)[0]
+        return closure_wrenches(self.tree, self.closures, self.kinematics(q), every)
 
     def forward_dynamics(self, q, qd, tau=None):
         """(q̈ (n,), λ (r,)) from the KKT system [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Sᵀτ − h; γ];

@@ -151,12 +151,23 @@ class MotorSpace:
         D_T = 0.25 * (c[:self.dof] - c[self.dof:])                 # rows D_j
         return B.T @ p, B.T @ dT_dq + D_T @ p
 
-    def inverse_dynamics(self, theta, theta_dot, theta_ddot):
-        """(τ (k,) of the motors, λ (r,) the loops' multipliers, Φ_qᵀλ the generalized
-        constraint forces) for the motors' motion (θ, θ̇, θ̈)."""
+    def inverse_dynamics(self, theta, theta_dot, theta_ddot, wrench=None, link=None,
+                         point=(0.0, 0.0, 0.0)):
+        """(τ (k,) of the motors, λ (r,) the loops' multipliers: ClosedChain.inverse_dynamics)
+        for the motors' motion (θ, θ̇, θ̈); wrench (6,) [force; moment] in base axes: what
+        `point` [m] of `link` (its frame) exerts on the surroundings besides."""
         q, qd, B, c = self.state(theta, theta_dot)
         qdd = B @ self._motor_vector("theta_ddot", theta_ddot) + c
-        return self.chain.inverse_dynamics(q, qd, qdd)
+        load = None
+        if wrench is not None:
+            kin = self.chain.kinematics(q)
+            body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
+            load = frame_jacobian(self.tree, kin, body, p).T @ np.asarray(wrench, dtype=float)
+        return self.chain.inverse_dynamics(q, qd, qdd, load)
+
+    def closure_wrenches(self, theta, lam):
+        """closures.ClosureWrench of each loop closure at θ from λ (inverse_dynamics)."""
+        return self.chain.closure_wrenches(self.closed(theta)[0], lam)
 
     def forward_dynamics(self, theta, theta_dot, tau):
         """θ̈ (k,) = M̂⁻¹ (τ − b̂) under the motor torques τ (k,)."""

@@ -14,6 +14,7 @@ import functools
 import traceback
 
 import numpy as np
+from geometry_msgs.msg import Vector3, Wrench
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
@@ -102,13 +103,18 @@ class DynamicsServices:
         tau = _finite(solver.inverse_dynamics(q, qd, qdd, f_tip, frame), "effort")
         response.joint_names = order
         response.effort = _in_order(tau, order, model).tolist()
+        if hasattr(solver, "closure_wrenches"):          # a closed linkage's loops
+            _closure_wrenches(response, solver.closure_wrenches(q, qd, qdd, f_tip, frame))
 
     @answered
     def forward_dynamics(self, request, response):
         order, (q, qd, tau) = self._state(request, "positions", "velocities", "efforts")
-        qdd = _finite(self.node.solver.forward_dynamics(q, qd, tau), "accelerations")
+        solver = self.node.solver
+        qdd = _finite(solver.forward_dynamics(q, qd, tau), "accelerations")
         response.joint_names = order
         response.accelerations = _in_order(qdd, order, self.node.model).tolist()
+        if hasattr(solver, "closure_wrenches"):          # a closed linkage's loops
+            _closure_wrenches(response, solver.closure_wrenches(q, qd, qdd))
 
     @answered
     def compute_dynamics(self, request, response):
@@ -212,6 +218,17 @@ class DynamicsServices:
         if result.feasible:
             return f"within the limits; time scale: {result.reason}"
         return f"beyond the limits: {result.reason}"
+
+
+def _closure_wrenches(response, wrenches):
+    """Fill closure_names and closure_wrenches (closures.ClosureWrench, base axes)."""
+    def vector3(values, what):
+        x, y, z = _finite(values, what).tolist()
+        return Vector3(x=x, y=y, z=z)
+    response.closure_names = [w.name for w in wrenches]
+    response.closure_wrenches = [Wrench(force=vector3(w.force, "closure forces"),
+                                        torque=vector3(w.moment, "closure moments"))
+                                 for w in wrenches]
 
 
 def _finite(values, what):
