@@ -1,4 +1,4 @@
-"""The README's main command (docs/demo.md), shortened: eleven phases run on the MuJoCo plant,
+"""The README's main command (docs/demo.md), shortened: twelve phases run on the MuJoCo plant,
 each meets its verdict (the exit status), the table and the plots appear, no process it started is
 left behind, and pinned to one core it prints the same figures."""
 
@@ -105,7 +105,7 @@ def test_the_demo_prints_the_same_figures_pinned_to_one_core(demo, tmp_path):
     returncode, stdout, stderr, _, _ = run_demo(tmp_path, one_core=True, phases="7,8")
     assert returncode == demo[0] == 0, stderr[-2000:]
     reference, pinned = figures(demo[1]), figures(stdout)
-    assert len(reference) == 11 and len(pinned) == 2
+    assert len(reference) == 12 and len(pinned) == 2
     for name, (lines, rows) in pinned.items():
         assert len(rows) == 6 and len(lines) >= 2
         assert (lines, rows) == reference[name], name
@@ -126,10 +126,11 @@ def test_demo_runs_the_closed_loop(demo):
                   "computed torque, pushed on the forearm",
                   "computed torque via FollowJointTrajectory",
                   "Cartesian impedance, pushed at the tip",
-                  "whole arm identified on a perturbed arm"):
+                  "whole arm identified on a perturbed arm",
+                  "closed linkage: a palletizer, its loop modelled and cut"):
         assert f"phase: {phase}" in out
     assert "plant: sim_arm engine mujoco (MuJoCo: shares no code with the node)" in out
-    assert len(verdicts) == 11 and all(v.endswith("as expected") for v in verdicts)
+    assert len(verdicts) == 12 and all(v.endswith("as expected") for v in verdicts)
     assert "NOT as expected" not in out
     # external torques from noisy efforts: no contact in the six phases without an
     # external load, and the push seen as a collision within 3/K_O + one period
@@ -177,7 +178,7 @@ def test_demo_runs_the_closed_loop(demo):
     assert "loopback only" in out and plot.is_file() and plot.stat().st_size > 10_000
     assert re.search(r"real-time factor [\d.]+: ", out)
     rows = [line for line in out.splitlines() if line.rstrip().endswith("%")]
-    assert len(rows) == 60                     # 10 phases × 6 joints (11. has no rows)
+    assert len(rows) == 60             # 10 phases × 6 joints (11. and 12. have no rows)
     # the summary's drift is the largest final error of the gravity-compensation phase in
     # the table, and gravity compensation with the exact model holds the arm within 1 mrad
     # (the physics is asserted tightly in test_simulation.py and test_sim_arm_node.py)

@@ -131,3 +131,23 @@ def test_the_tip_must_give_way_by_the_compliance_and_come_back():
     hold = (1.0, types.SimpleNamespace(kind="safe_hold"))
     ok, sentence, _ = compliance_verdict(_tip(expected, np.zeros(3)), [hold])
     assert not ok and "safe hold at t = +1.00 s" in sentence
+
+
+def test_the_linkage_phase_asks_ten_times_less_of_the_modelled_loop_within_the_bounds():
+    """Phase 12.: the cut tree's drift and tracking error must each be 10 × the modelled
+    loop's or more, the loop's within the serial arm's DRIFT_BOUND (1 mrad) and
+    TRACKING_BOUND (50 mrad); any one missed fails it."""
+    from robo_dynamics.ros.demo.linkage import linkage_verdict
+
+    def observed(loop_drift, loop_error, cut_drift, cut_error):      # [rad], two motors
+        return {"loop": {"drift": np.array([0.0, loop_drift]),
+                         "error": np.array([loop_error, 0.0])},
+                "cut": {"drift": np.array([-cut_drift, 0.0]),
+                        "error": np.array([0.0, cut_error])}}
+    assert linkage_verdict(observed(1e-4, 2e-3, 1.01e-3, 2.02e-2))[0]        # 10.1 × each
+    assert not linkage_verdict(observed(1e-4, 2e-3, 0.99e-3, 2.02e-2))[0]    # drift 9.9 ×
+    assert not linkage_verdict(observed(1e-4, 2e-3, 1.01e-3, 1.98e-2))[0]    # error 9.9 ×
+    assert not linkage_verdict(observed(1.1e-3, 2e-3, 1.0, 1.0))[0]          # drift > 1 mrad
+    assert not linkage_verdict(observed(1e-4, 0.051, 1.0, 1.0))[0]           # error > 50 mrad
+    ok, sentence = linkage_verdict(observed(1e-4, 2e-3, 1.01e-3, 2.02e-2))
+    assert "drift 0.100 mrad, tracking error 2.000 mrad; cut tree: 1 and 20 mrad" in sentence

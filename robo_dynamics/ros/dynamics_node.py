@@ -11,7 +11,7 @@ The wiring of the node; each job is a module of its own (reference: docs/node.md
     identification_action.py   ~/identify_payload, ~/identify_arm (arm_identification_action.py)
     trajectory_action.py       ~/follow_joint_trajectory (control/follow_trajectory.py)
     desired_motion.py ~/desired_trajectory, ~/desired_state, ~/target_* (cartesian_targets.py);
-    input_watch.py: stale input, a stopped clock; robot_description topic if no parameter.
+    input_watch.py stale input, a stopped clock, robot_description topic if no parameter.
 Every control decision is the core's (control/); the node converts, holds parameters and
 publishes. It never crashes on what it receives: bad input is rejected, counted, reported.
 The node's lock serialises the joint-state thread, the main executor and the actions.
@@ -40,8 +40,8 @@ from ..control.identification_session import IdentificationSession
 from ..control.joint_state_merger import JointStateMerger
 from ..control.model_changes import WAIT as MODEL_CHANGE_WAIT, ModelChangeSchedule
 from ..control.settings import controller_settings
-from ..control.solver_set import (CheckingSolvers, build_solver_set, chain_change,
-                                   payload_change)
+from ..control.solver_set import (CLOSED_LINKAGE, CheckingSolvers, build_solver_set,
+                                   chain_change, payload_change)
 from . import diagnostics, markers, parameters
 from .chain import (command_index, describe, joint_names_of, load_chain, log_lines,
                     start_up_payload)
@@ -97,8 +97,7 @@ class DynamicsNode(Lifecycle, Node):
         self._periodic = {}
         self._restart_timers()
         self.start_lifecycle()     # lifecycle.py: managed, or configured and active now
-        # the first publish of a message type costs tens of ms (type support is loaded):
-        # pay it now with harmless messages, not in the middle of a command stream later
+        # a message type's first publish loads its type support (tens of ms): now, not later
         self._publish_diagnostics()
         self.outputs.markers.publish(MarkerArray())
         serialize_message(ControllerEvent())    # loads its type support (first event later)
@@ -150,8 +149,9 @@ class DynamicsNode(Lifecycle, Node):
 
     def _checked(self, built):
         """A SolverSet built (tens of ms: never under the lock), its missing checker told."""
-        if built.checker is None and self.cross_check_off is None:
-            self.get_logger().warning(f"cross-check off: {built.checker_missing}")
+        if built.checker is None and self.cross_check_off is None:   # a linkage's: by design
+            (self.get_logger().info if built.checker_missing == CLOSED_LINKAGE
+             else self.get_logger().warning)(f"cross-check off: {built.checker_missing}")
         self.cross_check_off = self.cross_check_off or built.checker_missing or None
         return built
 

@@ -31,6 +31,7 @@ from .goals import ending_at_rest, identify, send_goal
 from .supervisor import Supervisor, forearm_push, move_to, start_processes, trajectory_from
 from .verdicts import (action_verdict, compliance_verdict, contact_verdict,
                        identification_verdict, summarise, verdict, whole_arm_verdict)
+from .linkage import linkage_table, linkage_verdict, plot_linkage, run_linkage
 from .whole_arm import run_whole_arm
 
 # events the demo leaves out: the stream's start (every phase has one), and the node's
@@ -181,7 +182,7 @@ def main(argv=None):
     rclpy.init()
     records, results, failed, contacts, pushed = {}, {}, 0, {}, None
     simulated = wall = 0.0         # s: simulated time and the wall time it took
-    identified_result = held = None
+    identified_result = held = linkage = None
     try:
         for phase in selected:
             print(f"phase: {phase.name}", flush=True)
@@ -196,6 +197,16 @@ def main(argv=None):
                 failed += not ok
                 print(f"\n  written beside the plots: {observed['plant'].name} (the plant), "
                       f"{observed['identified'].name} (identified)")
+                print(f"  verdict: {sentence}")
+                continue
+            if phase.linkage:          # the palletizer, two runs of its own; not in the table
+                linkage = run_linkage(phase, args.rate, not args.free_running,
+                                      lambda text: print(text, end="\r", flush=True))
+                simulated += linkage["simulated"]
+                wall += linkage["wall"]
+                print("\n" + "\n".join(linkage_table(linkage, linkage["names"])))
+                ok, sentence = linkage_verdict(linkage)
+                failed += not ok
                 print(f"  verdict: {sentence}")
                 continue
             t, q, tau, events, observed = run_phase(
@@ -256,6 +267,10 @@ def main(argv=None):
         tip = path.with_name(path.stem + "_cartesian.png")
         plot_compliance(*held, tip)
         print(f"plot: {tip}")
+    if linkage is not None:
+        closed = path.with_name(path.stem + "_linkage.png")
+        plot_linkage(linkage, linkage["names"], closed)
+        print(f"plot: {closed}")
     if failed:
         print(f"{failed} phase(s) NOT as expected")
     return 1 if failed else 0

@@ -1,5 +1,5 @@
 """The closed-loop demo's scenario, on the default arm: sim_arm → joint_states → dynamics_node →
-effort commands → sim_arm, eleven phases, each with fresh processes.
+effort commands → sim_arm, twelve phases, each with fresh processes.
 
     python -m robo_dynamics.ros.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
                                  [--free-running] [--output PNG] [--phases 7,8]
@@ -53,6 +53,14 @@ observer, default thresholds): the phases without a push must show no contact.
    started with that URDF. The held-out torque error must fall to IDENTIFIED_ERROR_RATIO of
    the URDF's or less, the largest joint drift to 1/DRIFT_RATIO or less (all joints but the
    light wrist's last LIGHT_JOINTS, whose drift is reported beside it, with the tool's).
+12. a closed linkage (docs/closed-chains.md): the shipped palletizer (LINKAGE) on sim_arm's
+   MuJoCo linkage, its loop an equality constraint, two runs with fresh processes: the node
+   with the loop modelled, and the same motors commanded from the cut tree (the loop left
+   open, the passive joints' torques dropped: what a tree-only dynamics library gives) at
+   the node's gains. Each holds under gravity compensation for LINKAGE_HOLD_SECONDS, then
+   makes a pick-and-place (to LINKAGE["place"] and back, LINKAGE_MOVE_SECONDS each). The cut
+   tree's drift and tracking error must be LINKAGE_RATIO × the modelled loop's or more, the
+   modelled loop's within DRIFT_BOUND and TRACKING_BOUND; a plot shows both.
 Each phase ends with a verdict against what it must show (drift, tracking within
 TRACKING_BOUND without a fault, no contact, or the safe hold; the push detected within
 3/K_O + one period); the exit status is 1 if one does not.
@@ -116,13 +124,15 @@ class Phase:
     the safety envelope must abandon the motion for its safe hold, else 'track'; action: the
     trajectory goes to ~/follow_joint_trajectory (MoveIt's way), not ~/desired_trajectory;
     cartesian: the tip is held by Cartesian impedance and pushed (phase 10.); whole_arm: the
-    plant's inertials are not the URDF's, and the node identifies them (phase 11.)."""
+    plant's inertials are not the URDF's, and the node identifies them (phase 11.);
+    linkage: the shipped palletizer instead, its loop modelled and cut (phase 12.)."""
 
     def __init__(self, name, track, payload_kg=0.0, declared=False, friction=False,
                  expect="track", bound=None, push=False, guess_kg=None, action=False,
-                 cartesian=False, whole_arm=False):
+                 cartesian=False, whole_arm=False, linkage=False):
         self.name, self.track, self.payload_kg = name, track, payload_kg
         self.whole_arm = whole_arm    # a perturbed plant, identified by ~/identify_arm
+        self.linkage = linkage        # the shipped palletizer (demo/linkage.py)
         self.cartesian = cartesian    # held at the tip's pose, pushed at the tip
         self.action = action          # the trajectory as a FollowJointTrajectory goal
         self.declared, self.friction, self.expect = declared, friction, expect
@@ -146,7 +156,9 @@ PHASES = [Phase("gravity compensation", False),
           Phase("computed torque via FollowJointTrajectory", True, friction=True,
                 action=True),
           Phase("Cartesian impedance, pushed at the tip", False, cartesian=True),
-          Phase("whole arm identified on a perturbed arm", False, whole_arm=True)]
+          Phase("whole arm identified on a perturbed arm", False, whole_arm=True),
+          Phase("closed linkage: a palletizer, its loop modelled and cut", True,
+                linkage=True)]
 STOP_SECONDS = 1.0         # s: the action phase's trajectory comes to rest over this
 # the Cartesian phase (10.): the stiffness [N/m, N·m/rad] (the node's default), a push
 TIP_STIFFNESS = [500.0, 500.0, 500.0, 2.0, 2.0, 2.0]
@@ -167,3 +179,11 @@ DRIFT_RATIO = 10.0         # the URDF's largest joint drift / the identified one
 LIGHT_JOINTS = 2           # over all but the last LIGHT_JOINTS: the light wrist, whose
 #   gravity torques (≤ 0.3 N·m) 0.5 N·m of noise per sample hides from the fit, and which the
 #   plant gives almost no friction (docs/arm-identification.md); reported apart
+# the closed-linkage phase (12.): the shipped palletizer, its motors at theta0 [rad]; the
+# pick-and-place goes to theta0 + place and back
+LINKAGE = {"arm": "rd_palletizer", "theta0": [0.5, 0.3, -0.3, 0.4],
+           "place": [0.8, 0.15, -0.25, 1.0]}
+LINKAGE_HOLD_SECONDS = 0.3     # s of gravity compensation (the cut tree falls 0.4 rad in it)
+LINKAGE_MOVE_SECONDS = 0.8     # s: each move of the pick-and-place (a quintic)
+LINKAGE_RATIO = 10.0           # the cut tree's drift and tracking error / the modelled loop's,
+#                                at least

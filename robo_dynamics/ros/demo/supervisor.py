@@ -208,10 +208,10 @@ class Supervisor:
             120.0 + 40.0 * max(t - self.now(), 0.0))
         return t
 
-    def found(self):
+    def found(self, dynamics_node=True, publishers=()):
         """Hold the simulation at its first state until every topic this node records has
-        found its publisher, every topic it sends its subscriber, and the dynamics node
-        this node's subscriptions (discovery, which a loaded machine slows down; the node
+        found its publisher, every topic it sends (and `publishers`) its subscriber, and
+        the dynamics node this node's subscriptions (without one: sim_arm's topics only) (discovery, which a loaded machine slows down; the node
         publishes an output only once it sees a subscriber): the nodes' outputs then reach
         it from the first states on, and what it sends later arrives at once. The last is
         seen in an answer of the node's parameter service: it reaches this node only once
@@ -219,15 +219,19 @@ class Supervisor:
         (discovery data arrives in order)."""
         from rcl_interfaces.srv import GetParameters
         self.run_to(0.0, recorded=False)
+        node_topic = lambda entity: entity.topic_name.startswith("/dynamics_node/")  # noqa
         self.spin_until(lambda: all(s.get_publisher_count() > 0
-                                    for s in self.node.subscriptions),
+                                    for s in self.node.subscriptions
+                                    if dynamics_node or not node_topic(s)),
                         "the nodes' topics were not found")
         # and the nodes this node's topics (at a later pause, a motion or a push sent to a
         # subscriber not yet found would wait for discovery with the clock standing)
-        self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in (
-                            self.push_pub, self.trajectory_pub, self.set_point_pub,
-                            self.pose_pub)),
+        sent = (self.push_pub, *publishers) + ((self.trajectory_pub, self.set_point_pub,
+                                               self.pose_pub) if dynamics_node else ())
+        self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in sent),
                         "the nodes did not find this node's topics")
+        if not dynamics_node:
+            return
         client = self.node.create_client(GetParameters, "/dynamics_node/get_parameters")
         try:
             self.spin_until(client.service_is_ready, "dynamics_node's parameters not found")
