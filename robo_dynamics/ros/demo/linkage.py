@@ -53,30 +53,36 @@ def pick_and_place(names, start, now):
 class CutTree:
     """This process as the motors' controller with the loop left open: answers each joint
     state sim_arm publishes (lockstep) with the motors' rows of the tree's inverse
-    dynamics."""
+    dynamics, once (a state sent again for want of a command has one on its way, as
+    dynamics_node does), for `supervisor` (its node, and what it has answered)."""
 
-    def __init__(self, node, chain):
+    def __init__(self, supervisor, chain):
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
         from ...closed_chain.tree_dynamics import tree_rnea
-        self.chain, self.rnea, self.motion = chain, tree_rnea, None
+        self.chain, self.rnea, self.motion, self.answered = chain, tree_rnea, None, None
+        self.supervisor, node = supervisor, supervisor.node
         self.kp, self.kd = DYNAMICS_NODE["kp"].default[0], DYNAMICS_NODE["kd"].default[0]
         self.publisher = node.create_publisher(Float64MultiArray, "/dynamics_node/commands", 10)
         self.message = Float64MultiArray
         node.create_subscription(JointState, "/joint_states", self.on_state, 10)
 
     def on_state(self, msg):
+        stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        if stamp == self.answered:       # the same state sent again (lockstep): answered
+            return
+        self.answered = stamp
         tree, motors = self.chain.tree, list(self.chain.actuated)
         index = [list(msg.name).index(name) for name in tree.joint_names]
         q, qd = np.array(msg.position)[index], np.array(msg.velocity)[index]
-        qdd = np.zeros_like(q)
+        qdd, t = np.zeros_like(q), msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         if self.motion is not None:
-            t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             q_d, qd_d, qdd_d = self.motion.sample(t)
             qdd[motors] = qdd_d + self.kp * (q_d - q[motors]) + self.kd * (qd_d - qd[motors])
         else:
             qd = np.zeros_like(q)          # gravity compensation: g(q)
         self.publisher.publish(self.message(data=self.rnea(tree, q, qd, qdd)[motors].tolist()))
+        self.supervisor.answered = t      # what a free-running supervisor waits for
 
 
 def run_linkage(phase, rate, lockstep, progress):
@@ -108,7 +114,7 @@ def run_linkage(phase, rate, lockstep, progress):
                 "-p", f"robot_description_file:={urdf}", "--params-file", str(params),
                 "-p", "marker_rate:=0.0", "-p", f"use_sim_time:={str(lockstep).lower()}"]
         sup = Supervisor(phase, model, rate, lockstep, [])
-        cut = CutTree(sup.node, chain) if run == "cut" else None
+        cut = CutTree(sup, chain) if run == "cut" else None
         try:
             sup.processes[:] = [subprocess.Popen(cmd) for cmd in
                                 ([sim] if cut is not None else [sim, node])]
@@ -123,13 +129,13 @@ def run_linkage(phase, rate, lockstep, progress):
             drift = sup.measured() - held_from
             now = sup.now()
             msg = pick_and_place(names, sup.measured(), now)
+            motion = trajectory_from_msg(msg, names, now)
             if cut is None:
                 event = sup.desire(sup.trajectory_pub, msg, "pick-and-place")
                 if event.kind != "tracking":
                     raise RuntimeError(f"phase '{phase.name}': {event.message}")
             else:
-                cut.motion = trajectory_from_msg(msg, names, now)
-            motion = trajectory_from_msg(msg, names, now)
+                cut.motion = motion
             sup.run_to(now + 2 * LINKAGE_MOVE_SECONDS + 0.2,
                        lambda t: progress(f"  {run}: pick and place, {t:.0f} s"))
             t = np.array([entry[0] for entry in sup.log[first:]])
