@@ -191,12 +191,7 @@ def solvers(request):
     return rd.make_solver(robot, "rnea"), rd.make_solver(robot, "pinocchio")
 
 
-def flat(values, prefix=""):
+def flat(values):
     """A params file's nested mappings as ROS 2 parameter names (a.b.c)."""
-    out = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            out.update(flat(value, f"{prefix}{key}."))
-        else:
-            out[prefix + key] = value
-    return out
+    from robo_dynamics.ros.closure_parameters import parameter_names
+    return parameter_names(values)

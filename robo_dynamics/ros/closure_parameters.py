@@ -1,7 +1,8 @@
 """A closed linkage's parameters on a node: loop_closures.<name>.<field> for each name of
 loop_closures.names (parameter_tables.CLOSED_LINKAGE), declared once the names are known,
-read back as the nested section closed_chain.closures_from_parameters takes; and the
-linkage's section of a params file, for the launch file to give sim_arm."""
+read back as the nested section closed_chain.closures_from_parameters takes; the
+linkage's section of a params file, for the launch file to give sim_arm; and a section's
+parameter names, for a command line."""
 
 import yaml
 from rcl_interfaces.msg import ParameterDescriptor
@@ -50,3 +51,14 @@ def linkage_section(params_file):
             return {name: values[name] for name in ("actuated_joints", "loop_closures",
                                                     "tip_link") if name in values}
     return {}
+
+
+def parameter_names(section, prefix=""):
+    """A params file's nested mappings as ROS 2 parameter names (a.b.c) and their values."""
+    out = {}
+    for key, value in section.items():
+        if isinstance(value, dict):
+            out.update(parameter_names(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out

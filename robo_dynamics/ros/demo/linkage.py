@@ -92,7 +92,7 @@ def run_linkage(phase, rate, lockstep, progress):
     error from the held pose, then from the move, "move" [s] its start}."""
     from ...closed_chain import load_closed_chain
     from ...closed_chain.motor_model import motor_model
-    from ..closure_parameters import linkage_section
+    from ..closure_parameters import linkage_section, parameter_names
     urdf, params = linkage_files()
     section = linkage_section(params)
     chain = load_closed_chain(urdf, section)
@@ -105,7 +105,7 @@ def run_linkage(phase, rate, lockstep, progress):
                "-p", f"initial_positions:={list(LINKAGE['theta0'])}",
                "-p", f"publish_rate:={rate}", "-p", "command_timeout:=0.1",
                "-p", "engine:=mujoco", "-r", "effort_commands:=/dynamics_node/commands"]
-        for key, value in flat_parameters(section).items():      # JSON: YAML's flow style
+        for key, value in parameter_names(section).items():      # JSON: YAML's flow style
             sim += ["-p", f"{key}:={json.dumps(value)}"]
         if lockstep:
             sim += ["-p", "lockstep:=true", "-p", "lockstep_supervised:=true",
@@ -150,17 +150,6 @@ def run_linkage(phase, rate, lockstep, progress):
             sup.close()
     progress(" " * 60)
     return observed
-
-
-def flat_parameters(section, prefix=""):
-    """A nested params-file section as ROS parameter names (dots) and values."""
-    out = {}
-    for key, value in section.items():
-        if isinstance(value, dict):
-            out.update(flat_parameters(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
 
 
 def linkage_table(observed, names):

@@ -211,9 +211,10 @@ class Supervisor:
     def found(self, dynamics_node=True, publishers=()):
         """Hold the simulation at its first state until every topic this node records has
         found its publisher, every topic it sends (and `publishers`) its subscriber, and
-        the dynamics node this node's subscriptions (without one: sim_arm's topics only) (discovery, which a loaded machine slows down; the node
-        publishes an output only once it sees a subscriber): the nodes' outputs then reach
-        it from the first states on, and what it sends later arrives at once. The last is
+        the dynamics node this node's subscriptions (without one: sim_arm's topics only;
+        discovery, which a loaded machine slows down; the node publishes an output only
+        once it sees a subscriber): the nodes' outputs then reach it from the first
+        states on, and what it sends later arrives at once. The last is
         seen in an answer of the node's parameter service: it reaches this node only once
         the node has taken this node's subscriptions, announced before the client's
         (discovery data arrives in order)."""
