@@ -10,7 +10,8 @@ an equality constraint), two runs with fresh processes, each from the same start
                    the node's default gains, the passive joints' accelerations taken as 0.
 
 Each run: gravity compensation for LINKAGE_HOLD_SECONDS (the drift), then a move to the
-place pose and back (quintics of LINKAGE_MOVE_SECONDS each, from where the motors are)."""
+place pose and back (quintics of LINKAGE_MOVE_SECONDS each, from where the motors are). In
+lockstep (simulated time from 0); run.py does not run it free-running."""
 
 import json
 import subprocess
