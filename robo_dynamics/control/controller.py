@@ -46,11 +46,8 @@ NO_EVENTS = ()
 
 
 class Controller:
-    """The command stream of one arm; see the module docstring.
-
-    solver: a DynamicsSolver (its fast path is used on the merger's validated arrays).
-    merger: the JointStateMerger that takes the joint states. settings: settings.Settings.
-    """
+    """The command stream of one arm (module docstring). solver: a DynamicsSolver (its fast
+    path on the merger's validated arrays); merger: a JointStateMerger; settings: Settings."""
 
     def __init__(self, solver, merger, settings):
         self.solver, self.merger, self.settings = solver, merger, settings
@@ -93,8 +90,7 @@ class Controller:
         return None if gain is None else MomentumObserver(gain)
 
     def reset_observer(self):
-        """Re-zero the external-torque estimate; leave a hold that a collision caused (for
-        gravity compensation). Returns the Event."""
+        """Re-zero the observer; leave a hold a collision caused (for gravity compensation)."""
         if self.observer is None:
             return self.refuse("no external-torque observer (observer_gain is 0)")
         self.observer.reset()
@@ -188,8 +184,7 @@ class Controller:
 
     # -- a managed node's activation (control/activation.py) ---------------------------------
     def observe(self, names, positions, velocities, efforts, now, stamp=0.0):
-        """A joint state taken without commanding (a node not active): merged for what reads
-        the state; the stream is not running, so the first commanded state ramps. → Cycle."""
+        """A joint state merged without commanding (a node not active: the next stream ramps)."""
         rejected = self.merger.update(names, positions, velocities, now, efforts, stamp)
         self.running = False
         if self.observer is not None:
