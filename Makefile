@@ -18,7 +18,8 @@ demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
 
 test: $(STAMP)
-	ROBO_DYNAMICS_REQUIRE_TEST_DATA=1 $(PY) -m pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadfile
+	ROBO_DYNAMICS_REQUIRE_TEST_DATA=1 $(PY) -m pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadfile \
+	  --no-loadscope-reorder    # conftest.LONG_FILES first, as ordered there
 
 venv: $(STAMP)
 

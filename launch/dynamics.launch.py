@@ -40,6 +40,8 @@ ARGUMENTS = {     # name → (default, description)
                               "lockstep)"),
     "sim": ("false", "start sim_arm, the simulated arm, wired to dynamics_node"),
     "engine": ("mujoco", "sim_arm's engine: mujoco or internal"),
+    "sim_rate": ("", "sim_arm's joint_states rate [Hz], the simulated arm's control rate "
+                     "(default: sim_arm's publish_rate)"),
     "backend": ("pinocchio", "solver: pinocchio or rnea (the other cross-checks)"),
     "use_rviz": ("false", "start rviz2 with config/dynamics.rviz"),
     "managed": ("false", "dynamics_node as a managed (lifecycle) node: it commands the arm "
@@ -58,6 +60,15 @@ def arm_name(urdf):
     return name
 
 
+def positive_rate(text):
+    """The rate [Hz] `text` gives, or None unless it is a number in (0, 10000]."""
+    try:
+        rate = float(text)
+    except ValueError:
+        return None
+    return rate if 0.0 < rate <= 10_000.0 else None
+
+
 def start(context):
     """The nodes, once the URDF file is known to exist and every package they come from to
     be installed."""
@@ -73,6 +84,13 @@ def start(context):
         if os.path.isfile(path))
     if not os.path.isfile(params_file):
         raise RuntimeError(f"nothing was started: params_file:={params_file}: no such file")
+    sim_rate = {}                       # sim_arm's own publish_rate, unless given
+    if value["sim_rate"]:
+        rate = positive_rate(value["sim_rate"])
+        if rate is None:
+            raise RuntimeError(f"nothing was started: sim_rate:={value['sim_rate']}: a rate "
+                               "in Hz, above 0 and at most 10000")
+        sim_rate = {"publish_rate": rate}
     flags = {name: value[name].lower() in TRUE
              for name in ("use_sim_time", "sim", "use_rviz", "managed", "activate")}
     problem = missing_packages(["robot_state_publisher"] + ["rviz2"] * flags["use_rviz"],
@@ -100,6 +118,7 @@ def start(context):
             package="robo_dynamics", executable="sim_arm", name="sim_arm",
             parameters=[{"robot_description": robot_description, "engine": value["engine"],
                          "lockstep": flags["use_sim_time"],
+                         **sim_rate,
                          **linkage_section(params_file)}],   # a closed linkage's, if any
             remappings=[("effort_commands", "dynamics_node/commands")],   # the node's ~/commands
             output="screen"))

@@ -1,4 +1,4 @@
-"""ros2 launch robo_dynamics two_arms.launch.py [sim:=true|false]
+"""ros2 launch robo_dynamics two_arms.launch.py [sim:=true|false] [sim_rate:=HZ]
 
 Two arms in one ROS graph, each in a namespace of its own, by including dynamics.launch.py
 once per arm: `left` the default arm (rd_ur5e, config/rd_ur5e.yaml), `right` the 2-link
@@ -26,7 +26,11 @@ def generate_launch_description():
                                        "dynamics.launch.py"])
     return LaunchDescription(
         [DeclareLaunchArgument("sim", default_value="false",
-                               description="a sim_arm for each arm")]
+                               description="a sim_arm for each arm"),
+         DeclareLaunchArgument("sim_rate", default_value="",
+                               description="each sim_arm's joint_states rate [Hz] (default: "
+                                           "sim_arm's)")]
         + [GroupAction([IncludeLaunchDescription(arm_launch, launch_arguments={  # scoped:
-            "namespace": namespace, "sim": LaunchConfiguration("sim"), **arguments}.items())])
+            "namespace": namespace, "sim": LaunchConfiguration("sim"),
+            "sim_rate": LaunchConfiguration("sim_rate"), **arguments}.items())])
            for namespace, arguments in ARMS.items()])        # each arm its own arguments

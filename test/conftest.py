@@ -48,7 +48,8 @@ def pytest_configure(config):
     os.environ["ROS2_CLI_KIT"] = "installed" if result.returncode == 0 else (
         f"install.sh failed ({result.returncode}): {result.stderr[-2000:]}")
 # The files that take longest (minutes: a whole demo, a colcon build, a MuJoCo run per arm).
-# `make test` hands whole files to its workers in collection order, so these go first: a
+# `make test` hands whole files to its workers in collection order (--no-loadscope-reorder:
+# pytest-xdist would otherwise order them by their number of tests), so these go first: a
 # long file that started last would run alone while the other workers idle. The demo and
 # the workspace (each several ROS processes at once) are kept apart: the other worker's
 # first files take about as long as the demo, and the workspace follows them.

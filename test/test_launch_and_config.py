@@ -136,7 +136,8 @@ def test_launch_description_loads():
     description = module.generate_launch_description()
     names = {entity.name for entity in description.entities[:-1]}
     assert names == {"urdf", "xacro_args", "params_file", "namespace", "use_sim_time", "sim",
-                     "engine", "backend", "use_rviz", "managed", "activate"}
+                     "engine", "sim_rate", "backend", "use_rviz", "managed",
+                     "activate"}
     assert module.arm_name("/x/planar_2link.urdf.xacro") == "planar_2link"
 
 

@@ -154,6 +154,10 @@ def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+# Hz: sim_arm's rate in these launches. What they show (wiring, parameters, lifecycle) does
+# not depend on it; at its default, 1000 Hz, each simulated arm and its node take about a
+# core between them for as long as the launch runs.
+SIM_RATE = 100
 START_WAIT = 120.0        # s: a liveness bound on a node's start-up log, not a speed claim
 
 
@@ -305,7 +309,7 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
     dump` lists every parameter (unset optional ones as []), and a node started from that
     dump gets the same values; Ctrl-C exits 0."""
     with launched(ros2, "dynamics.launch.py namespace:=cell/left sim:=true "
-                        "use_sim_time:=true") as launch:
+                        f"use_sim_time:=true sim_rate:={SIM_RATE}") as launch:
         assert launch.arms == {"cell.left": ("rd_ur5e", 6)}
         discovered(ros2, "ros2 node list --no-daemon --spin-time 3", lambda output: {
             "/cell/left/dynamics_node", "/cell/left/robot_state_publisher",
@@ -323,6 +327,7 @@ def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2
         output, dumped = param_dump(ros2, "/cell/left/dynamics_node")
     assert launch.result[0] == 0, launch.result[1][-3000:]
     assert "Traceback" not in launch.result[1]
+    assert f"joint_states at {SIM_RATE:.1f} Hz" in launch.result[1]      # sim_rate:= taken
     dumped = flat(dumped)
     assert set(parameters.DYNAMICS_NODE) <= set(dumped), set(parameters.DYNAMICS_NODE) - set(
         dumped)
@@ -396,7 +401,8 @@ def test_ros2_launch_of_two_arms_each_in_its_namespace_with_its_own_files(ros2, 
     each node has its own params file's values, and the right arm's gravity torques are
     those of the closed form with the lengths given to xacro (the file's defaults are 1 and
     0.5 m), at the state its simulated arm publishes."""
-    with launched(ros2, "two_arms.launch.py sim:=true", arms=2) as launch:
+    with launched(ros2, f"two_arms.launch.py sim:=true sim_rate:={SIM_RATE}",
+                  arms=2) as launch:
         assert launch.arms == {"left": ("rd_ur5e", 6), "right": ("planar_2link", 2)}
         # read by this process's own client (`ros2 param get` and dump: the test above)
         files = {ns: yaml.safe_load((REPO / "config" / name).read_text())[
@@ -430,7 +436,8 @@ def test_ros2_launch_of_the_palletizer_simulates_and_runs_its_linkage(ros2, ros,
     ws, _ = workspace
     share = ws / "install" / "robo_dynamics" / "share" / "robo_dynamics"
     with launched(ros2, f"dynamics.launch.py urdf:={share}/urdf/rd_palletizer.urdf "
-                        "namespace:=cell sim:=true use_sim_time:=true") as launch:
+                        f"namespace:=cell sim:=true use_sim_time:=true sim_rate:={SIM_RATE}"
+                  ) as launch:
         assert launch.arms == {"cell": ("rd_palletizer", 4)}
         commands = echo_once("/cell/dynamics_node/commands", Float64MultiArray).data
         passive = echo_once("/cell/dynamics_node/passive_joint_states", JointState)
@@ -441,11 +448,14 @@ def test_ros2_launch_of_the_palletizer_simulates_and_runs_its_linkage(ros2, ros,
     assert max(abs(x) for x in passive.position) < 1e-3        # at rest as drawn
 
 
-def test_ros2_launch_with_a_missing_urdf_says_so_and_starts_nothing(ros2):
-    code, output = run(ros2, "ros2 launch robo_dynamics dynamics.launch.py "
-                             "urdf:=/nonexistent/arm.urdf.xacro")
+@pytest.mark.parametrize("argument, reason", [
+    ("urdf:=/nonexistent/arm.urdf.xacro", "urdf:=/nonexistent/arm.urdf.xacro: no such file"),
+    ("sim:=true sim_rate:=fast", "sim_rate:=fast: a rate in Hz, above 0 and at most 10000")])
+def test_ros2_launch_with_a_missing_urdf_or_a_bad_rate_says_so_and_starts_nothing(
+        ros2, argument, reason):
+    code, output = run(ros2, f"ros2 launch robo_dynamics dynamics.launch.py {argument}")
     assert code != 0
-    assert "urdf:=/nonexistent/arm.urdf.xacro: no such file" in output, output
+    assert reason in output, output
     assert "Traceback" not in output and "process started" not in output, output
 
 
@@ -521,7 +531,7 @@ def test_ros2_lifecycle_brings_up_a_managed_node_the_launch_file_left_unconfigur
     # after each transition through this process's own client: every CLI call is a fresh
     # process and participant, and its responses are what discovery loses (above)
     with launched(ros2, "dynamics.launch.py managed:=true activate:=false sim:=true "
-                        "use_sim_time:=true", arms=0) as launch:
+                        f"use_sim_time:=true sim_rate:={SIM_RATE}", arms=0) as launch:
         assert lifecycle(ros2, launch=launch).strip() == "unconfigured [1]"
         assert "Transitioning successful" in lifecycle(ros2, "configure", launch=launch)
         assert state_over_rclpy("/dynamics_node") == "inactive [2]"
@@ -532,8 +542,8 @@ def test_ros2_lifecycle_brings_up_a_managed_node_the_launch_file_left_unconfigur
         assert len(command.data) == 6
         assert "Transitioning successful" in lifecycle(ros2, "deactivate", launch=launch)
         assert state_over_rclpy("/dynamics_node") == "inactive [2]"
-    with launched(ros2, "dynamics.launch.py managed:=true sim:=true use_sim_time:=true",
-                  arms=0) as launch:   # configured, then activated once inactive: wait for it
+    with launched(ros2, "dynamics.launch.py managed:=true sim:=true use_sim_time:=true "
+                        f"sim_rate:={SIM_RATE}", arms=0) as launch:   # configured, then activated once inactive: wait for it
         states = []
         while len(states) < 20 and "active [3]" not in states:
             states.append(state_over_rclpy("/dynamics_node"))

@@ -25,7 +25,7 @@ from ..parameter_tables import DYNAMICS_NODE
 from ..processes import node_command, stop_processes
 from .scenario import (DRIFT_BOUND, LINKAGE, LINKAGE_HOLD_SECONDS, LINKAGE_MOVE_SECONDS,
                        LINKAGE_RATIO, START, TRACKING_BOUND)
-from .supervisor import Supervisor
+from .supervisor import Supervisor, node_environment
 
 
 def linkage_files():
@@ -117,7 +117,7 @@ def run_linkage(phase, rate, lockstep, progress):
         sup = Supervisor(phase, model, rate, lockstep, [])
         cut = CutTree(sup, chain) if run == "cut" else None
         try:
-            sup.processes[:] = [subprocess.Popen(cmd) for cmd in
+            sup.processes[:] = [subprocess.Popen(cmd, env=node_environment()) for cmd in
                                 ([sim] if cut is not None else [sim, node])]
             if lockstep:
                 sup.found(dynamics_node=cut is None,

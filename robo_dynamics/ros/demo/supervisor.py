@@ -2,6 +2,7 @@
 a node that records what they publish and acts on the loop on a paused simulation."""
 
 import itertools
+import os
 import subprocess
 
 import numpy as np
@@ -12,6 +13,16 @@ from .scenario import (ARMATURE, DRIVE_ARMATURE, EFFORT_NOISE, IDENTIFY_ARM_KD, 
 
 SUPERVISORS = itertools.count(1)     # the supervisors' node names: one each
 ASKS, ASK_SECONDS = 24, 5.0          # found(): the parameter query, asked again while dropped
+
+
+def node_environment():
+    """The environment of the processes a phase starts: this one's, but rclpy's warning of a
+    dropped service response is not printed. found() asks dynamics_node for a parameter
+    while discovery is still under way, on purpose: the answers that get lost are its
+    signal to ask again, not a fault of the node."""
+    dropped = "ignore:failed to send response:RuntimeWarning"
+    given = os.environ.get("PYTHONWARNINGS")
+    return {**os.environ, "PYTHONWARNINGS": f"{given},{dropped}" if given else dropped}
 
 
 def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_expected=False):
@@ -52,7 +63,7 @@ def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_e
     if phase.friction:
         node += ["-p", "friction_compensation:=true", "-p", f"viscous_friction:={JOINT_DAMPING}",
                  "-p", f"coulomb_friction:={JOINT_FRICTION}"]
-    return [subprocess.Popen(cmd) for cmd in (sim, node)]
+    return [subprocess.Popen(cmd, env=node_environment()) for cmd in (sim, node)]
 
 
 def trajectory_from(names, q_measured, now, duration):
