@@ -191,3 +191,27 @@ def test_a_chain_whose_motors_are_not_its_coordinates_is_refused():
                               actuated_joints=parameters["actuated_joints"][:2])
     with pytest.raises(ArgumentError, match="independent coordinates"):
         MotorSpace(chain)
+
+
+def test_each_next_state_is_closed_from_the_last_moved_to_first_order_whatever_array_holds_it(
+        monkeypatch):
+    """A driver's messages, or a controller's buffer reused for each state: MotorSpace keeps
+    its own copy of the last motor positions, so each next state of the palletizer (a
+    parallelogram: its closure is linear in θ) is closed from q + B Δθ with one pass of the
+    tree's kinematics, and to the pose a fresh MotorSpace finds."""
+    import robo_dynamics.closed_chain.mechanism as mechanism
+    chain = shipped_linkage("rd_palletizer")
+    motors = MotorSpace(chain)
+    passes = []
+    counted = mechanism.tree_kinematics
+    monkeypatch.setattr(mechanism, "tree_kinematics",
+                        lambda *args: passes.append(1) or counted(*args))
+    buffer, each = np.zeros(4), []
+    for theta in path(np.array([1.2, 0.5, -0.4, 0.8]))[:10]:     # 30 to 50 mrad apart
+        buffer[:] = theta
+        before = len(passes)
+        q, _ = motors.closed(buffer)
+        each.append(len(passes) - before)
+        np.testing.assert_allclose(q, MotorSpace(chain).closed(theta.copy())[0], atol=1e-12)
+        passes[before + each[-1]:] = []            # the fresh MotorSpace's passes
+    assert each[1:] == [1] * 9, each

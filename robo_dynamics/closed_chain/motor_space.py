@@ -206,7 +206,9 @@ class MotorSpace:
         return worst, joint
 
     def _motor_vector(self, name, value):
-        value = np.asarray(value, dtype=float)
+        """`value` as a copy of its own (a caller may reuse its array for the next state),
+        or ArgumentError."""
+        value = np.array(value, dtype=float)
         if value.shape != (self.dof,) or not np.all(np.isfinite(value)):
             raise ArgumentError(f"{name} must be {self.dof} finite values (the motors "
                                 f"{list(self.joint_names)}), got {np.shape(value)}")

@@ -40,6 +40,8 @@ class KinematicTree:
     is; a point x of the link's frame is R x + p in the body's (or the base's) frame.
     lower, upper [rad or m], velocity_limit, effort_limit, damping, friction: per joint, as
     the URDF gives them. gravity (3,) [m/s², base frame].
+    path (n, n): 1 where joint j is on the way from the base to body i (j = i included),
+    else 0; a sum over each body's joints is `path @ x`, over each body's subtree `path.T @ x`.
     """
 
     name: str
@@ -67,6 +69,12 @@ class KinematicTree:
     def __post_init__(self):
         prismatic = np.array([t == PRISMATIC for t in self.joint_types], dtype=bool)
         object.__setattr__(self, "is_prismatic", prismatic)
+        path = np.zeros((len(self.parent), len(self.parent)))
+        for i in range(len(self.parent)):       # parents come first: their rows are done
+            path[i, i] = 1.0
+            if self.parent[i] != BASE:
+                path[i] += path[self.parent[i]]
+        object.__setattr__(self, "path", path)
 
     @property
     def dof(self):

@@ -63,25 +63,19 @@ def tree_kinematics(tree, q):
 def tree_motion(tree, kin, qd, qdd, gravity):
     """Twists and their derivatives of every body (gravity (3,) enters as the base's
     acceleration (0, −g); zeros for the motion alone). qd, qdd (n,), or (m, n) for m
-    motions at once (then each body's entries are (m, 3))."""
-    n = tree.dof
-    batch = np.shape(qd)[:-1]
-    w, v, wd, vd = (np.empty((n,) + batch + (3,)) for _ in range(4))
-    rates = np.moveaxis(np.asarray(qd, dtype=float), -1, 0)[..., None]      # (n, ..., 1)
-    accelerations = np.moveaxis(np.asarray(qdd, dtype=float), -1, 0)[..., None]
-    for i in range(n):
-        p = tree.parent[i]
-        if p == BASE:
-            w_p, v_p, wd_p, vd_p = np.zeros(3), np.zeros(3), np.zeros(3), -gravity
-        else:
-            w_p, v_p, wd_p, vd_p = w[p], v[p], wd[p], vd[p]
-        s_ang, s_lin = kin.S_ang[i], kin.S_lin[i]
-        qd_i, qdd_i = rates[i], accelerations[i]
-        w[i] = w_p + s_ang * qd_i
-        v[i] = v_p + s_lin * qd_i
-        wd[i] = wd_p + s_ang * qdd_i + cross(w[i], s_ang) * qd_i
-        vd[i] = vd_p + s_lin * qdd_i + (cross(v[i], s_ang) + cross(w[i], s_lin)) * qd_i
-    return TreeMotion(w, v, wd, vd)
+    motions at once (then each body's entries are (m, 3)).
+
+    The outward recursion summed along each body's path (tree.path): V_i = Σ_j S_j q̇_j and
+    V̇_i = V̇_base + Σ_j (S_j q̈_j + [ad_{V_j}] S_j q̇_j), over the joints j from the base to
+    body i."""
+    rates = np.asarray(qd, dtype=float)[..., None]                   # (..., n, 1)
+    accelerations = np.asarray(qdd, dtype=float)[..., None]
+    w = tree.path @ (kin.S_ang * rates)                               # (..., n, 3)
+    v = tree.path @ (kin.S_lin * rates)
+    wd = tree.path @ (kin.S_ang * accelerations + cross(w, kin.S_ang) * rates)
+    vd = tree.path @ (kin.S_lin * accelerations
+                      + (cross(v, kin.S_ang) + cross(w, kin.S_lin)) * rates) - gravity
+    return TreeMotion(*(np.moveaxis(x, -2, 0) for x in (w, v, wd, vd)))   # bodies first
 
 
 def tree_rnea(tree, q, qd, qdd, gravity=None, kin=None):
@@ -90,12 +84,8 @@ def tree_rnea(tree, q, qd, qdd, gravity=None, kin=None):
     g = tree.gravity if gravity is None else np.asarray(gravity, dtype=float)
     m = tree_motion(tree, kin, qd, qdd, g)
     f_ang, f_lin = body_wrenches(tree, kin, m.w, m.v, m.wd, m.vd)
-    for i in range(tree.dof - 1, -1, -1):     # inward: children come after their parent
-        p = tree.parent[i]
-        if p != BASE:
-            f_ang[p] += f_ang[i]
-            f_lin[p] += f_lin[i]
-    return np.einsum("na,na->n", kin.S_ang, f_ang) + np.einsum("na,na->n", kin.S_lin, f_lin)
+    W_ang, W_lin = tree.path.T @ f_ang, tree.path.T @ f_lin       # inward: subtree sums
+    return np.einsum("na,na->n", kin.S_ang, W_ang) + np.einsum("na,na->n", kin.S_lin, W_lin)
 
 
 def tree_momentum(tree, kin, qd):
@@ -108,10 +98,7 @@ def tree_momentum(tree, kin, qd):
     zero = np.zeros(3)
     m = tree_motion(tree, kin, qd, np.zeros(n), zero)
     G = spatial_inertia_about_origin(tree.mass, kin.com, kin.inertia)       # (n, 6, 6)
-    H = np.einsum("nab,nb->na", G, np.concatenate((m.w, m.v), axis=1))    # G_b V_b
-    for i in range(n - 1, -1, -1):     # inward: children come after their parent
-        if tree.parent[i] != BASE:
-            H[tree.parent[i]] += H[i]
+    H = tree.path.T @ np.einsum("nab,nb->na", G, np.concatenate((m.w, m.v), axis=1))
     S_dot_ang = cross(m.w, kin.S_ang)                       # [ad_{V_i}] S_i, rows i
     S_dot_lin = cross(m.v, kin.S_ang) + cross(m.w, kin.S_lin)
     p = np.einsum("na,na->n", kin.S_ang, H[:, :3]) + np.einsum("na,na->n", kin.S_lin, H[:, 3:])
