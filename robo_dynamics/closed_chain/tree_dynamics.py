@@ -75,7 +75,9 @@ def tree_motion(tree, kin, qd, qdd, gravity):
     wd = tree.path @ (kin.S_ang * accelerations + cross(w, kin.S_ang) * rates)
     vd = tree.path @ (kin.S_lin * accelerations
                       + (cross(v, kin.S_ang) + cross(w, kin.S_lin)) * rates) - gravity
-    return TreeMotion(*(np.moveaxis(x, -2, 0) for x in (w, v, wd, vd)))   # bodies first
+    if rates.ndim == 3:                                      # (m, n, 3): bodies first
+        w, v, wd, vd = (x.swapaxes(0, 1) for x in (w, v, wd, vd))
+    return TreeMotion(w, v, wd, vd)
 
 
 def tree_rnea(tree, q, qd, qdd, gravity=None, kin=None):

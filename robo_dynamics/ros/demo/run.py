@@ -200,9 +200,10 @@ def main(argv=None):
                 print(f"  verdict: {sentence}")
                 continue
             if phase.linkage and args.free_running:
-                print("  not run free-running: a step of the node on a linkage takes about "
-                      "3 ms here, longer than the period (BENCHMARKS.md 3e); in lockstep it "
-                      "takes the time it needs")
+                print("  not run free-running: the phase is written for lockstep (its two "
+                      "runs paused and timed on simulated time), and a step of the node on a "
+                      "linkage (about 1 ms here, BENCHMARKS.md 3e) leaves little of a 2 ms "
+                      "period; in lockstep it takes the time it needs")
                 continue
             if phase.linkage:          # the palletizer, two runs of its own; not in the table
                 linkage = run_linkage(phase, args.rate, not args.free_running,
