@@ -15,10 +15,11 @@ OBSERVER_TARGET_US = 30.0   # the external-torque observer's cost per joint stat
 
 
 def drive(command, out_topic, seconds, rate, names, positions, set_point=None, effort=None,
-          listen=()):
+          listen=(), motion=None):
     """Start `command`, publish JointState (with `effort`, the measured torques) at `rate`
     for `seconds`, and measure. listen: (message type, topic) of further outputs to
-    subscribe to (received and dropped)."""
+    subscribe to (received and dropped). motion: (positions, velocities, efforts) of the
+    k-th state sent, as lists (default: `positions` at rest, `effort`)."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.executors import SingleThreadedExecutor
@@ -67,6 +68,8 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
 
     def publish():
         now = clock.now()
+        if motion is not None:
+            msg.position, msg.velocity, msg.effort = motion(sent[0])
         msg.header.stamp = now.to_msg()
         pub.publish(msg)
         sent[0] += 1
@@ -79,7 +82,7 @@ def drive(command, out_topic, seconds, rate, names, positions, set_point=None, e
                 set_point is None or diagnostics.get("mode") == "tracking"), 30.0, [process],
                 action=lambda: (publish(), set_point is not None
                                 and set_point_pub.publish(set_point))):
-            raise RuntimeError(f"{command[2]} did not answer")
+            raise RuntimeError(f"{process.args[2]} did not answer")
         executor.spin_once(timeout_sec=0.5)
         received[0], latencies[:], sent[0] = 0, [], 0
         measuring[0] = True

@@ -1,0 +1,79 @@
+"""dynamics_node's joint-state callback at 1 kHz on the shipped palletizer (its loop closed
+on every state) and on the shipped UR5e, in the same run (issue 47: BENCHMARKS.md 3e).
+
+    python -m benchmarks.linkage_node [--seconds S]
+
+A driver publishes the motors' states at 1 kHz, each motor swept 0.1 to 0.17 rad at 0.5 Hz
+(a new closure on every state), with the efforts that make the motion; the node computes gravity
+compensation with the observer on (its defaults, normal scheduler). Callback time: the
+node's own, from /diagnostics (the median of its reports' p50 and p99)."""
+
+import argparse
+import sys
+
+import numpy as np
+import yaml
+
+from .measure import REPO
+from .node import callback_percentiles, drive
+
+SWEEP_HZ = 0.5          # each motor swept at this frequency, 0.1 to 0.17 rad about its start
+ARMS = {"rd_palletizer": np.array([0.5, 0.3, -0.3, 0.4]),
+        "rd_ur5e": np.array([0.3, -1.2, 1.4, -0.9, 1.2, 0.4])}
+
+
+def run(name, start, seconds, rate):
+    """The drive() result for the node on urdf/<name>.urdf with config/<name>.yaml."""
+    import robo_dynamics as rd
+    from robo_dynamics.closed_chain import load_closed_chain
+    from robo_dynamics.backends.closed_chain import ClosedChainSolver
+    urdf, params = REPO / "urdf" / f"{name}.urdf", REPO / "config" / f"{name}.yaml"
+    section = yaml.safe_load(params.read_text())["/**/dynamics_node"]["ros__parameters"]
+    if "loop_closures" in section:
+        solver = ClosedChainSolver(load_closed_chain(urdf, section), "tool0")
+    else:
+        solver = rd.make_solver(rd.load_robot(urdf), "pinocchio")
+    names = list(solver.model.joint_names)
+    # one period of the sweep, with the torques that make it (a model-exact arm: the
+    # observer sees no contact), at well under each joint's velocity bound
+    amplitude = 0.1 * np.linspace(1.0, 1.7, len(names))
+    phase = 2.0 * np.pi * SWEEP_HZ * np.arange(int(rate / SWEEP_HZ))[:, None] / rate
+    q = start + amplitude * np.sin(phase)
+    qd = 2.0 * np.pi * SWEEP_HZ * amplitude * np.cos(phase)
+    qdd = -(2.0 * np.pi * SWEEP_HZ) ** 2 * amplitude * np.sin(phase)
+    states = [(a.tolist(), b.tolist(), solver.inverse_dynamics(a, b, c).tolist())
+              for a, b, c in zip(q, qd, qdd)]
+
+    def motion(k):
+        return states[k % len(states)]
+    command = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args",
+               "--log-level", "warn", "--params-file", str(params),
+               "-p", f"robot_description_file:={urdf}", "-p", "marker_rate:=0.0",
+               "-p", "diagnostics_rate:=2.0"]
+    return drive(command, "/dynamics_node/commanded_torques", seconds, rate, names, start,
+                 effort=solver.gravity(start), motion=motion)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--rate", type=float, default=1000.0)
+    args = parser.parse_args(argv)
+    import rclpy
+    from robo_dynamics.ros.isolation import isolate
+    isolate()
+    rclpy.init()
+    try:
+        print("| arm | sent | answered | callback p50 / p99 [µs] | node CPU [%] |")
+        print("| --- | --- | --- | --- | --- |")
+        for name, start in ARMS.items():
+            result = run(name, start, args.seconds, args.rate)
+            p50, p99, _, _ = callback_percentiles(result)
+            print(f"| {name} | {result['sent']} | {result['received']} | {p50:.0f} / "
+                  f"{p99:.0f} | {result['cpu_percent']:.0f} |", flush=True)
+    finally:
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()
