@@ -60,3 +60,22 @@ def test_ctrl_c_while_a_node_starts_ends_it_quietly_once_built(when):
     assert "built" in done.stdout, done.stderr        # the node was built all the same
     for noise in ("Traceback", "Exception ignored"):
         assert noise not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("argument, named", [
+    ("kp:=100.0", "'kp' to '100.0' of type 'DOUBLE', expecting type 'DOUBLE_ARRAY'"),
+    ("stale_timeout:=fast", "'stale_timeout' to 'fast' of type 'STRING', expecting type "
+                            "'DOUBLE'")])
+def test_a_parameter_of_the_wrong_type_on_the_command_line_is_one_line_and_exit_status_1(
+        argument, named):
+    """dynamics_node -p kp:=100.0 (a number where the gains are a list): the parameter, what
+    was given and what is expected, on one line; no traceback."""
+    from conftest import SHIPPED
+    result = subprocess.run(
+        [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args", "-p",
+         f"robot_description_file:={SHIPPED / 'rd_ur5e.urdf'}", "-p", argument],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert f"DynamicsNode: cannot start: Trying to set parameter {named}" in result.stderr, (
+        result.stderr)

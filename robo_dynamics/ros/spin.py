@@ -27,6 +27,7 @@ import threading
 import warnings
 
 import rclpy
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 
 from ..blas_threads import single_threaded_blas
 from ..errors import RoboDynamicsError
@@ -83,7 +84,8 @@ def run(node_class, args=None):
     rclpy.init(args=args, signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     try:
         node = node_class()
-    except (RoboDynamicsError, ValueError, KeyError) as exc:
+    except (RoboDynamicsError, ValueError, KeyError, InvalidParameterTypeException,
+            InvalidParameterValueException) as exc:      # the last two: -p name:=value
         rclpy.try_shutdown()
         print(f"{node_class.__name__}: cannot start: {exc}", file=sys.stderr)
         return 1
