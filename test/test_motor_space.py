@@ -13,7 +13,7 @@ from closed_chain_models import FOUR_BAR_PARAMETERS, planar_four_bar_urdf, shipp
 from conftest import REPO
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import MotorSpace, load_closed_chain
-from robo_dynamics.closed_chain.tree_dynamics import frame_pose, tree_momentum
+from robo_dynamics.closed_chain.tree_dynamics import frame_pose, tree_gravity, tree_momentum
 from robo_dynamics.errors import ArgumentError
 from test_closed_chain_delta import potential
 from test_shipped_linkages import holding_torque
@@ -90,6 +90,11 @@ def test_the_momentum_terms_are_derivatives_of_pinocchios_kinetic_energy(linkage
     for theta in path(goal)[::13]:
         theta_dot = rng.uniform(-1.5, 1.5, motors.dof)
         p, CT_qd = motors.momentum_terms(theta, theta_dot)
+        c_kept = motors.state(theta, theta_dot)[3]       # what the hold's torque reads next
+        other, hc = MotorSpace(chain), 1e-3          # q̈ at θ̈ = 0: the closed poses' curvature
+        c = (other.pose(theta + hc * theta_dot) - 2.0 * other.pose(theta)
+             + other.pose(theta - hc * theta_dot)) / hc ** 2
+        np.testing.assert_allclose(c_kept, c, atol=1e-5 * max(1.0, np.abs(c).max()))
         expected = np.array([(kinetic(theta + h * e, theta_dot) - kinetic(theta - h * e, theta_dot))
                              / (2 * h) for e in np.eye(motors.dof)])
         np.testing.assert_allclose(CT_qd, expected, atol=1e-5 * np.abs(expected).max())
@@ -104,6 +109,9 @@ def test_the_momentum_terms_are_derivatives_of_pinocchios_kinetic_energy(linkage
         M = pin.crba(reference.model, reference.data, q)
         M = np.triu(M) + np.triu(M, 1).T
         np.testing.assert_allclose(tree_p, M @ qd, atol=1e-10)
+        np.testing.assert_allclose(
+            tree_gravity(chain.tree, chain.kinematics(q)),
+            pin.computeGeneralizedGravity(reference.model, reference.data, q), atol=1e-10)
 
 
 def test_forward_and_inverse_dynamics_are_pinocchios_constraint_dynamics(linkage):

@@ -18,8 +18,8 @@ coordinates: the same assembly branch while the motors move a little between sta
 import numpy as np
 
 from ..errors import ArgumentError, UnclosedState
-from .tree_dynamics import (frame_jacobian, frame_pose, tree_mass_matrix, tree_momentum,
-                            tree_rnea)
+from .tree_dynamics import (frame_jacobian, frame_pose, tree_gravity, tree_mass_matrix,
+                            tree_momentum, tree_rnea)
 
 PREDICTED_STEP = 0.05   # rad or m: the largest motor step closed from a first-order guess
                         # (a joint-state stream moves the motors far less per state)
@@ -117,8 +117,7 @@ class MotorSpace:
     def gravity(self, theta):
         """ĝ (k,) [N·m or N]: the motor torques that hold the mechanism still at θ."""
         q, B = self.closed(theta)
-        return B.T @ tree_rnea(self.tree, q, np.zeros_like(q), np.zeros_like(q),
-                               kin=self.chain.kinematics(q))
+        return B.T @ tree_gravity(self.tree, self.chain.kinematics(q))
 
     def mass_matrix(self, theta):
         """M̂ (k, k) = Bᵀ M B: the mechanism's inertia seen by the motors."""
@@ -145,10 +144,15 @@ class MotorSpace:
         ∂T̂/∂θ = Bᵀ ∂T/∂q + Dᵀ M q̇, D_j = ∂(B θ̇)/∂θ_j. B's columns are ∂q/∂θ, so
         ∂B_k/∂θ_j is symmetric in j, k and D_j is the bilinear form of c = Ḃ θ̇ at (e_j, θ̇),
         from two of its values: ¼ (c(θ̇ + e_j) − c(θ̇ − e_j)) (c is quadratic in θ̇)."""
-        q, qd, B, _ = self.state(theta, theta_dot)
+        q, B = self.closed(theta)
+        theta_dot = self._motor_vector("theta_dot", theta_dot)
+        qd = B @ theta_dot
         p, dT_dq = tree_momentum(self.tree, self.chain.kinematics(q), qd)
-        c = self.chain.bias_accelerations(q, np.concatenate((qd + B.T, qd - B.T)))
-        D_T = 0.25 * (c[:self.dof] - c[self.dof:])                 # rows D_j
+        # with c(q̇) itself in the batch: the state's (state(), which the hold's torque reads)
+        c = self.chain.bias_accelerations(q, np.concatenate((qd + B.T, qd - B.T, qd[None])))
+        self._state_key = (self._closed_key, theta_dot.tobytes())
+        self._state = (q, qd, B, c[-1])
+        D_T = 0.25 * (c[:self.dof] - c[self.dof:2 * self.dof])     # rows D_j
         return B.T @ p, B.T @ dT_dq + D_T @ p
 
     def inverse_dynamics(self, theta, theta_dot, theta_ddot, wrench=None, link=None,

@@ -90,6 +90,16 @@ def tree_rnea(tree, q, qd, qdd, gravity=None, kin=None):
     return np.einsum("na,na->n", kin.S_ang, W_ang) + np.einsum("na,na->n", kin.S_lin, W_lin)
 
 
+def tree_gravity(tree, kin):
+    """g(q) (n,) of the tree (no loop closed): τ = rnea(q, 0, 0) without the motion's terms.
+    At rest each body's wrench about the base origin is its weight's reaction, m_b a with
+    a = −gravity: (c_b × m_b a, m_b a); the joints carry their subtrees' sums."""
+    f_lin = tree.mass[:, None] * -tree.gravity                           # (n, 3)
+    f_ang = cross(kin.com, f_lin)
+    W_ang, W_lin = tree.path.T @ f_ang, tree.path.T @ f_lin
+    return np.einsum("na,na->n", kin.S_ang, W_ang) + np.einsum("na,na->n", kin.S_lin, W_lin)
+
+
 def tree_momentum(tree, kin, qd):
     """(M q̇ (n,), ∂T/∂q (n,) = C(q, q̇)ᵀ q̇) of the tree, T = ½ q̇ᵀ M q̇ its kinetic energy:
     with H_i the momentum of the subtree from body i out, Σ G_b V_b [angular about the base

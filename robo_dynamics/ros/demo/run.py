@@ -202,7 +202,7 @@ def main(argv=None):
             if phase.linkage and args.free_running:
                 print("  not run free-running: the phase is written for lockstep (its two "
                       "runs paused and timed on simulated time), and a step of the node on a "
-                      "linkage (about 1 ms here, BENCHMARKS.md 3e) leaves little of a 2 ms "
+                      "linkage (about 0.8 ms here, BENCHMARKS.md 3e) leaves little of a 2 ms "
                       "period; in lockstep it takes the time it needs")
                 continue
             if phase.linkage:          # the palletizer, two runs of its own; not in the table
