@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import yaml
 
+from .closed_chain_costs import linkage
 from .measure import REPO
 from .node import callback_percentiles, drive
 
@@ -25,12 +26,11 @@ ARMS = {"rd_palletizer": np.array([0.5, 0.3, -0.3, 0.4]),
 def run(name, start, seconds, rate):
     """The drive() result for the node on urdf/<name>.urdf with config/<name>.yaml."""
     import robo_dynamics as rd
-    from robo_dynamics.closed_chain import load_closed_chain
     from robo_dynamics.backends.closed_chain import ClosedChainSolver
     urdf, params = REPO / "urdf" / f"{name}.urdf", REPO / "config" / f"{name}.yaml"
     section = yaml.safe_load(params.read_text())["/**/dynamics_node"]["ros__parameters"]
     if "loop_closures" in section:
-        solver = ClosedChainSolver(load_closed_chain(urdf, section), "tool0")
+        solver = ClosedChainSolver(linkage(name), "tool0")
     else:
         solver = rd.make_solver(rd.load_robot(urdf), "pinocchio")
     names = list(solver.model.joint_names)

@@ -29,6 +29,7 @@ from launch_ros.substitutions import FindPackageShare
 
 from robo_dynamics.ros.closure_parameters import linkage_section
 from robo_dynamics.ros.launch_check import missing_packages
+from robo_dynamics.ros.parameter_tables import RANGES
 
 ARGUMENTS = {     # name → (default, description)
     "urdf": ("", "URDF or xacro file of the arm (default: the package's urdf/rd_ur5e.urdf)"),
@@ -60,13 +61,13 @@ def arm_name(urdf):
     return name
 
 
-def positive_rate(text):
-    """The rate [Hz] `text` gives, or None unless it is a number in (0, 10000]."""
+def publish_rate(text):
+    """The rate [Hz] `text` gives, or None unless it is one sim_arm's publish_rate takes."""
     try:
         rate = float(text)
     except ValueError:
         return None
-    return rate if 0.0 < rate <= 10_000.0 else None
+    return rate if RANGES["publish_rate"](rate) else None
 
 
 def start(context):
@@ -86,7 +87,7 @@ def start(context):
         raise RuntimeError(f"nothing was started: params_file:={params_file}: no such file")
     sim_rate = {}                       # sim_arm's own publish_rate, unless given
     if value["sim_rate"]:
-        rate = positive_rate(value["sim_rate"])
+        rate = publish_rate(value["sim_rate"])
         if rate is None:
             raise RuntimeError(f"nothing was started: sim_rate:={value['sim_rate']}: a rate "
                                "in Hz, above 0 and at most 10000")

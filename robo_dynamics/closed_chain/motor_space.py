@@ -105,13 +105,17 @@ class MotorSpace:
         and rates θ̇: q̇ = B θ̇, q̈ = B θ̈ + c."""
         q, B = self.closed(theta)
         theta_dot = self._motor_vector("theta_dot", theta_dot)
-        key = (self._closed_key, theta_dot.tobytes())
-        if key != self._state_key:
+        if (self._closed_key, theta_dot.tobytes()) != self._state_key:
             qd = B @ theta_dot
             c = (self.chain.accelerations(q, qd, np.zeros(self.dof)) if np.any(theta_dot)
                  else np.zeros_like(q))
-            self._state_key, self._state = key, (q, qd, B, c)
+            self._keep_state(theta_dot, q, qd, B, c)
         return self._state
+
+    def _keep_state(self, theta_dot, q, qd, B, c):
+        """Keep (q, q̇, B, c) as state() returns it at the closed θ and theta_dot."""
+        self._state_key = (self._closed_key, theta_dot.tobytes())
+        self._state = (q, qd, B, c)
 
     # -- the motors' equations of motion -------------------------------------------------
     def gravity(self, theta):
@@ -150,8 +154,7 @@ class MotorSpace:
         p, dT_dq = tree_momentum(self.tree, self.chain.kinematics(q), qd)
         # with c(q̇) itself in the batch: the state's (state(), which the hold's torque reads)
         c = self.chain.bias_accelerations(q, np.concatenate((qd + B.T, qd - B.T, qd[None])))
-        self._state_key = (self._closed_key, theta_dot.tobytes())
-        self._state = (q, qd, B, c[-1])
+        self._keep_state(theta_dot, q, qd, B, c[-1])
         D_T = 0.25 * (c[:self.dof] - c[self.dof:2 * self.dof])     # rows D_j
         return B.T @ p, B.T @ dT_dq + D_T @ p
 

@@ -85,9 +85,7 @@ def tree_rnea(tree, q, qd, qdd, gravity=None, kin=None):
     kin = tree_kinematics(tree, q) if kin is None else kin
     g = tree.gravity if gravity is None else np.asarray(gravity, dtype=float)
     m = tree_motion(tree, kin, qd, qdd, g)
-    f_ang, f_lin = body_wrenches(tree, kin, m.w, m.v, m.wd, m.vd)
-    W_ang, W_lin = tree.path.T @ f_ang, tree.path.T @ f_lin       # inward: subtree sums
-    return np.einsum("na,na->n", kin.S_ang, W_ang) + np.einsum("na,na->n", kin.S_lin, W_lin)
+    return joint_forces(tree, kin, *body_wrenches(tree, kin, m.w, m.v, m.wd, m.vd))
 
 
 def tree_gravity(tree, kin):
@@ -95,7 +93,12 @@ def tree_gravity(tree, kin):
     At rest each body's wrench about the base origin is its weight's reaction, m_b a with
     a = −gravity: (c_b × m_b a, m_b a); the joints carry their subtrees' sums."""
     f_lin = tree.mass[:, None] * -tree.gravity                           # (n, 3)
-    f_ang = cross(kin.com, f_lin)
+    return joint_forces(tree, kin, cross(kin.com, f_lin), f_lin)
+
+
+def joint_forces(tree, kin, f_ang, f_lin):
+    """τ_i = S_iᵀ W_i (n,): W_i the sum of the body wrenches (f_ang, f_lin) (n, 3) over the
+    subtree from body i out (the inward recursion)."""
     W_ang, W_lin = tree.path.T @ f_ang, tree.path.T @ f_lin
     return np.einsum("na,na->n", kin.S_ang, W_ang) + np.einsum("na,na->n", kin.S_lin, W_lin)
 
