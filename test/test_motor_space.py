@@ -206,13 +206,12 @@ def test_each_next_state_is_closed_from_the_last_moved_to_first_order_whatever_a
     """A driver's messages, or a controller's buffer reused for each state: MotorSpace keeps
     its own copy of the last motor positions, so each next state of the palletizer (a
     parallelogram: its closure is linear in θ) is closed from q + B Δθ with one pass of the
-    tree's kinematics, and to the pose a fresh MotorSpace finds."""
-    import robo_dynamics.closed_chain.mechanism as mechanism
+    closure (Φ and Φ_q evaluated once), and to the pose a fresh MotorSpace finds."""
     chain = shipped_linkage("rd_palletizer")
     motors = MotorSpace(chain)
     passes = []
-    counted = mechanism.tree_kinematics
-    monkeypatch.setattr(mechanism, "tree_kinematics",
+    counted = chain.compiled.closure
+    monkeypatch.setattr(chain.compiled, "closure",
                         lambda *args: passes.append(1) or counted(*args))
     buffer, each = np.zeros(4), []
     for theta in path(np.array([1.2, 0.5, -0.4, 0.8]))[:10]:     # 30 to 50 mrad apart

@@ -20,11 +20,12 @@ the independent coordinates (eq. 10, its Q^u = −h_u).
 import numpy as np
 
 from ..algorithms.operational_space import operational_space
+from ..algorithms.small_linalg import inv
 from ..errors import ArgumentError, UnclosedState, URDFError
 from .closures import closure_wrenches, constraint, constraint_jacobian, gamma
+from .compiled import CompiledClosedChain
 from .partition import partition
-from .tree_dynamics import (frame_jacobian, frame_pose, tree_kinematics, tree_mass_matrix,
-                            tree_rnea)
+from .tree_dynamics import frame_jacobian, frame_pose, tree_kinematics, tree_mass_matrix
 
 CLOSURE_TOLERANCE = 1e-6      # m (rad): how far apart closure frames may be where given
 NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
@@ -46,7 +47,7 @@ class ClosedChain:
 
     def __init__(self, tree, closures, actuated_joints=(), reference=None):
         self.tree, self.closures = tree, tuple(closures)
-        self._last = {}           # the last q's kinematics and Φ_q (see kinematics)
+        self._last, self._compiled = {}, None      # see _at, compiled
         n = tree.dof
         for c in self.closures:
             for link in (c.link_a, c.link_b):
@@ -85,35 +86,71 @@ class ClosedChain:
             self.partition = free
 
     @property
+    def partition(self):
+        """The Partition (partition.py) of the coordinates into dependent u and independent v
+        and of Φ's rows; setting it drops what was kept for the one before."""
+        return self._partition
+
+    @partition.setter
+    def partition(self, value):
+        self._partition = value
+        self._u, self._v, self._rows = (np.array(x, dtype=np.intp)
+                                        for x in (value.u, value.v, value.rows))
+        self._last.pop("Phi_u_inv", None)
+
+    @property
     def fully_actuated(self):
         """True when the motors are the mechanism's independent coordinates."""
         return len(self.actuated) == self.dof and self.partition.v == tuple(sorted(self.actuated))
 
     # -- the constraint ------------------------------------------------------------------
-    def kinematics(self, q):
-        """The tree's kinematics at q, kept with Φ_q (all rows) until q changes: a step of
-        an integrator asks for them at the same q several times (B, c, M̂). Read-only; one
-        caller at a time (the node's callback, a test)."""
+    @property
+    def compiled(self):
+        """The mechanism's CompiledClosedChain (compiled.py), built at its first use."""
+        if self._compiled is None:
+            self._compiled = CompiledClosedChain(self.tree, self.closures)
+        return self._compiled
+
+    def _at(self, q):
+        """What is known at q, kept until q changes (an integrator's step and the node's
+        callback ask several times at one q): Φ and Φ_q (all rows) from the compiled code,
+        the tree's kinematics once asked for. Read-only; one caller at a time."""
         key = np.asarray(q, dtype=float).tobytes()
         if self._last.get("key") != key:
-            kin = tree_kinematics(self.tree, q)
-            self._last = {"key": key, "kin": kin,
-                          "Phi_q": constraint_jacobian(self.tree, self.closures, kin)}
-        return self._last["kin"]
+            q = np.array(q, dtype=float)
+            Phi, Phi_q = self.compiled.closure(q)
+            self._last = {"key": key, "q": q, "Phi": Phi, "Phi_q": Phi_q}
+        return self._last
+
+    def kinematics(self, q):
+        """The tree's kinematics (tree_dynamics.tree_kinematics) at q, kept as _at."""
+        last = self._at(q)
+        if "kin" not in last:
+            last["kin"] = tree_kinematics(self.tree, last["q"])
+        return last["kin"]
 
     def _all_rows_jacobian(self, q):
         """Φ_q (m, n) at q, every row (the partition's rows are chosen from it)."""
-        self.kinematics(q)
-        return self._last["Phi_q"]
+        return self._at(q)["Phi_q"]
+
+    def dependent_inverse(self, q):
+        """Φ_u⁻¹ (r, r) at q, the partition's rows and dependent columns (kept as _at);
+        LinAlgError where Φ_u is singular."""
+        last = self._at(q)
+        if "Phi_u_inv" not in last:
+            inverse = inv(last["Phi_q"][self._rows[:, None], self._u])
+            if not np.isfinite(inverse).all():
+                raise np.linalg.LinAlgError("the dependent coordinates' Φ_u is singular")
+            last["Phi_u_inv"] = inverse
+        return last["Phi_u_inv"]
 
     def constraint(self, q):
         """Φ(q), its independent rows."""
-        return constraint(self.tree, self.closures, self.kinematics(q))[
-            list(self.partition.rows)]
+        return self._at(q)["Phi"][self._rows]
 
     def constraint_jacobian(self, q):
         """Φ_q (r, n), its independent rows."""
-        return self._all_rows_jacobian(q)[list(self.partition.rows)]
+        return self._all_rows_jacobian(q)[self._rows]
 
     def gamma(self, q, qd):
         """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism; (m, r) for m
@@ -179,35 +216,35 @@ class ClosedChain:
         is returned as the turn nearest its given value (a step may land a whole turn
         away: the same pose, a different joint reading)."""
         q, guess = q.copy(), q
-        u, rows = list(self.partition.u), list(self.partition.rows)
+        u, rows = self._u, self._rows
         best, since_best = np.inf, 0
-        for _ in range(NEWTON_ITERATIONS):
-            Phi = constraint(self.tree, self.closures, self.kinematics(q))
-            residual = np.max(np.abs(Phi), initial=0.0)
+        for iteration in range(NEWTON_ITERATIONS):
+            Phi = self._at(q)["Phi"]
+            residual = np.abs(Phi).max(initial=0.0)
             best, since_best = (residual, 0) if residual < best else (best, since_best + 1)
             if since_best == NEWTON_STALLED:        # not converging from this guess
                 return None
             if residual <= NEWTON_TOLERANCE:
-                turns = np.round((q[u] - guess[u]) / (2.0 * np.pi))
-                q[u] -= np.where(self.tree.is_prismatic[u], 0.0, 2.0 * np.pi * turns)
+                turns = np.round((q[u] - guess[u]) / (2.0 * np.pi)) if iteration else None
+                if iteration and turns.any():
+                    q[u] -= np.where(self.tree.is_prismatic[u], 0.0, 2.0 * np.pi * turns)
                 return q
-            Phi_u = self._all_rows_jacobian(q)[np.ix_(rows, u)]
             try:
-                q[u] -= np.linalg.solve(Phi_u, Phi[rows])
+                q[u] -= self.dependent_inverse(q) @ Phi[rows]
             except np.linalg.LinAlgError:
                 return None
-            if not np.all(np.isfinite(q)):
+            if not np.isfinite(q).all():
                 return None
         return None
 
-    def velocity_transformation(self, q):
-        """B (n, d): q̇ = B v̇ for the independent coordinates v (closed q)."""
-        Phi_q = self.constraint_jacobian(q)
-        u, v = list(self.partition.u), list(self.partition.v)
+    def velocity_transformation(self, q, columns=None):
+        """B (n, d): q̇ = B v̇ for the independent coordinates v (closed q), in the order of
+        `columns` (joint indices; default the partition's v, sorted)."""
+        v = self._v if columns is None else np.asarray(columns, dtype=np.intp)
         B = np.zeros((self.tree.dof, len(v)))
-        B[v, range(len(v))] = 1.0
-        if u:
-            B[u] = -np.linalg.solve(Phi_q[:, u], Phi_q[:, v])
+        B[v, np.arange(len(v))] = 1.0
+        if len(self._u):
+            B[self._u] = -self.dependent_inverse(q) @ self._at(q)["Phi_q"][self._rows][:, v]
         return B
 
     def velocities(self, q, v_dot):
@@ -238,7 +275,8 @@ class ClosedChain:
         if not self.fully_actuated:
             raise ArgumentError(f"inverse dynamics needs one motor per degree of freedom "
                                 f"({self.dof}); actuated_joints: {list(self.actuated_joints)}")
-        generalized = tree_rnea(self.tree, q, qd, qdd)         # M q̈ + h
+        generalized = self.compiled.rnea(*(np.asarray(x, dtype=float)
+                                           for x in (q, qd, qdd)))          # M q̈ + h
         if load is not None:
             generalized = generalized + load
         B = self.velocity_transformation(q)
@@ -265,7 +303,8 @@ class ClosedChain:
         kin = self.kinematics(q)
         n = self.tree.dof
         M = tree_mass_matrix(self.tree, q, kin)
-        h = tree_rnea(self.tree, q, qd, np.zeros(n), kin=kin)
+        h = self.compiled.rnea(np.asarray(q, dtype=float), np.asarray(qd, dtype=float),
+                               np.zeros(n))
         applied = np.zeros(n)
         if tau is not None:
             applied[list(self.actuated)] = tau

@@ -18,8 +18,7 @@ coordinates: the same assembly branch while the motors move a little between sta
 import numpy as np
 
 from ..errors import ArgumentError, UnclosedState
-from .tree_dynamics import (frame_jacobian, frame_pose, tree_gravity, tree_mass_matrix,
-                            tree_momentum, tree_rnea)
+from .tree_dynamics import frame_jacobian, frame_pose, tree_mass_matrix
 
 PREDICTED_STEP = 0.05   # rad or m: the largest motor step closed from a first-order guess
                         # (a joint-state stream moves the motors far less per state)
@@ -39,11 +38,16 @@ class MotorSpace:
         self.joint_names = chain.actuated_joints
         self.dof = len(chain.actuated)
         v = list(chain.partition.v)
-        self._columns = [v.index(i) for i in chain.actuated]   # B's columns in motor order
+        self._columns = [v.index(i) for i in chain.actuated]   # motor k is v's _columns[k]
+        self._motors = np.array(chain.actuated, dtype=np.intp)
+        # the partition's Φ rows and dependent coordinates (fixed: the motors are v)
+        self._rows, self._u = (np.array(x, dtype=np.intp) for x in (chain.partition.rows,
+                                                                    chain.partition.u))
         self.passive_joints = tuple(name for i, name in enumerate(self.tree.joint_names)
                                     if i not in chain.actuated)
         self._last = np.array(chain.reference, dtype=float)
         self._closed_key, self._state_key, self._failed_at = None, None, None
+        self._terms = None      # (W, p, ∂T/∂q) at the state (state())
 
     # -- the closed state ----------------------------------------------------------------
     def pose(self, theta):
@@ -54,12 +58,14 @@ class MotorSpace:
         """(q (n,), B (n, k)) at motor positions θ: the closed pose and q̇ = B θ̇, B's
         columns in motor order; kept until θ changes. UnclosedState where the loops cannot
         close (outside the mechanism's workspace, or singular); the last pose is kept."""
+        if self._closed_key is not None and self._same(theta, self._closed_key):
+            return self._closed
         theta = self._motor_vector("theta", theta)
         key = theta.tobytes()
         if key != self._closed_key:
             q = self._close(theta)
             self._last, self._closed_key, self._closed_theta = q, key, theta
-            self._closed = (q, self.chain.velocity_transformation(q)[:, self._columns])
+            self._closed = (q, self.chain.velocity_transformation(q, self.chain.actuated))
             self._failed_at = None
         return self._closed
 
@@ -70,21 +76,24 @@ class MotorSpace:
         that left the branch: ClosedChain.close_from). While states fail, the continuation
         is tried again only PREDICTED_STEP away from where it last failed: a stream of
         states outside the workspace costs Newton's method each, not continuation."""
-        chain, v = self.chain, np.empty(self.dof)
-        v[self._columns] = theta                      # the independent coordinates, sorted
-        near = self._closed_key is not None and np.max(np.abs(
-            theta - self._closed_theta)) <= PREDICTED_STEP
+        chain = self.chain
+        near = self._closed_key is not None
+        if near:
+            step = theta - self._closed_theta
+            near = np.abs(step).max() <= PREDICTED_STEP
         if near:
             last_q, last_B = self._closed
-            guess = last_q + last_B @ (theta - self._closed_theta)
-            guess[list(chain.partition.v)] = v
+            guess = last_q + last_B @ step
+            guess[self._motors] = theta
             q = chain.newton(guess)
             if q is not None:
                 return q
+        v = np.empty(self.dof)
+        v[self._columns] = theta                      # the independent coordinates, sorted
         failed = self._failed_at
         if failed is not None and np.max(np.abs(theta - failed)) <= PREDICTED_STEP:
             guess = self._last.copy()
-            guess[list(chain.partition.v)] = v
+            guess[self._motors] = theta
             q = chain.newton(guess)
             if q is None:
                 raise UnclosedState(
@@ -102,26 +111,29 @@ class MotorSpace:
 
     def state(self, theta, theta_dot):
         """(q (n,), q̇ (n,), B (n, k), c (n,)) of the closed mechanism at motor positions θ
-        and rates θ̇: q̇ = B θ̇, q̈ = B θ̈ + c."""
+        and rates θ̇: q̇ = B θ̇, q̈ = B θ̈ + c (c_u = Φ_u⁻¹ γ, γ = −W q̇ with W = ∂(Φ_q q̇)/∂q
+        from the compiled code, which gives the tree's momentum terms too)."""
         q, B = self.closed(theta)
+        if self._state_key is not None and self._state_key[0] == self._closed_key and \
+                self._same(theta_dot, self._state_key[1]):
+            return self._state
         theta_dot = self._motor_vector("theta_dot", theta_dot)
-        if (self._closed_key, theta_dot.tobytes()) != self._state_key:
+        key = (self._closed_key, theta_dot.tobytes())
+        if key != self._state_key:
             qd = B @ theta_dot
-            c = (self.chain.accelerations(q, qd, np.zeros(self.dof)) if np.any(theta_dot)
-                 else np.zeros_like(q))
-            self._keep_state(theta_dot, q, qd, B, c)
+            W, p, dT_dq = self.chain.compiled.momentum(q, qd)
+            W, c = W[self._rows], np.zeros_like(q)
+            if len(self._u):
+                c[self._u] = self.chain.dependent_inverse(q) @ -(W @ qd)
+            self._state_key, self._state = key, (q, qd, B, c)
+            self._terms = (W, p, dT_dq)
         return self._state
-
-    def _keep_state(self, theta_dot, q, qd, B, c):
-        """Keep (q, q̇, B, c) as state() returns it at the closed θ and theta_dot."""
-        self._state_key = (self._closed_key, theta_dot.tobytes())
-        self._state = (q, qd, B, c)
 
     # -- the motors' equations of motion -------------------------------------------------
     def gravity(self, theta):
         """ĝ (k,) [N·m or N]: the motor torques that hold the mechanism still at θ."""
         q, B = self.closed(theta)
-        return B.T @ tree_gravity(self.tree, self.chain.kinematics(q))
+        return B.T @ self.chain.compiled.gravity(q)
 
     def mass_matrix(self, theta):
         """M̂ (k, k) = Bᵀ M B: the mechanism's inertia seen by the motors."""
@@ -132,31 +144,28 @@ class MotorSpace:
         """b̂ (k,) = Bᵀ (M c + h): the motor torques at θ̈ = 0 (Coriolis, centrifugal,
         gravity, through the loops)."""
         q, qd, B, c = self.state(theta, theta_dot)
-        return B.T @ tree_rnea(self.tree, q, qd, c, kin=self.chain.kinematics(q))
+        return B.T @ self.chain.compiled.rnea(q, qd, c)
 
     def torques(self, theta, theta_dot, theta_ddot):
         """τ (k,) = M̂ θ̈ + b̂ = Bᵀ (M q̈ + h): the motor torques of the motion (θ, θ̇, θ̈), the
         multipliers not solved for."""
         q, qd, B, c = self.state(theta, theta_dot)
         qdd = B @ self._motor_vector("theta_ddot", theta_ddot) + c
-        return B.T @ tree_rnea(self.tree, q, qd, qdd, kin=self.chain.kinematics(q))
+        return B.T @ self.chain.compiled.rnea(q, qd, qdd)
 
     def momentum_terms(self, theta, theta_dot):
-        """(p̂ = M̂ θ̇, Ĉᵀ θ̇) (k,) each: the motors' generalized momentum and the term the
+        """(p̂ = M̂ θ̇, Ĉᵀθ̇) (k,) each: the motors' generalized momentum and the term the
         momentum observer adds, Ĉᵀθ̇ = ∂T̂/∂θ at fixed θ̇ (T̂ = ½ θ̇ᵀ M̂ θ̇; Spong, Hutchinson
         and Vidyasagar, Robot Modeling and Control, §6.5: Ṁ̂ − 2Ĉ skew). With q̇ = B(θ) θ̇,
-        ∂T̂/∂θ = Bᵀ ∂T/∂q + Dᵀ M q̇, D_j = ∂(B θ̇)/∂θ_j. B's columns are ∂q/∂θ, so
-        ∂B_k/∂θ_j is symmetric in j, k and D_j is the bilinear form of c = Ḃ θ̇ at (e_j, θ̇),
-        from two of its values: ¼ (c(θ̇ + e_j) − c(θ̇ − e_j)) (c is quadratic in θ̇)."""
-        q, B = self.closed(theta)
-        theta_dot = self._motor_vector("theta_dot", theta_dot)
-        qd = B @ theta_dot
-        p, dT_dq = tree_momentum(self.tree, self.chain.kinematics(q), qd)
-        # with c(q̇) itself in the batch: the state's (state(), which the hold's torque reads)
-        c = self.chain.bias_accelerations(q, np.concatenate((qd + B.T, qd - B.T, qd[None])))
-        self._keep_state(theta_dot, q, qd, B, c[-1])
-        D_T = 0.25 * (c[:self.dof] - c[self.dof:2 * self.dof])     # rows D_j
-        return B.T @ p, B.T @ dT_dq + D_T @ p
+        ∂T̂/∂θ_j = (Bᵀ ∂T/∂q)_j + pᵀ ∂q̇/∂θ_j, p = M q̇. Only q̇_u varies with θ at fixed θ̇;
+        differentiating Φ_q q̇ = 0 along the closed motion (∂q/∂θ_j = B_j) gives
+        Φ_u ∂q̇_u/∂θ_j = −W B_j (W = ∂(Φ_q q̇)/∂q), so pᵀ ∂q̇/∂θ_j = −μᵀ W B_j with
+        Φ_uᵀ μ = p_u: Ĉᵀθ̇ = Bᵀ (∂T/∂q − Wᵀ μ)."""
+        q, _, B, _ = self.state(theta, theta_dot)
+        W, p, dT_dq = self._terms
+        if len(self._u):
+            dT_dq = dT_dq - W.T @ (self.chain.dependent_inverse(q).T @ p[self._u])
+        return B.T @ p, B.T @ dT_dq
 
     def inverse_dynamics(self, theta, theta_dot, theta_ddot, wrench=None, link=None,
                          point=(0.0, 0.0, 0.0)):
@@ -212,11 +221,17 @@ class MotorSpace:
                 worst, joint = gap, name
         return worst, joint
 
+    def _same(self, value, key):
+        """Whether `value` is (k,) floats whose bytes are `key` (one kept after its checks):
+        a state asked for again costs no copy and no check."""
+        return (isinstance(value, np.ndarray) and value.dtype == np.float64
+                and value.shape == (self.dof,) and value.tobytes() == key)
+
     def _motor_vector(self, name, value):
         """`value` as a copy of its own (a caller may reuse its array for the next state),
         or ArgumentError."""
         value = np.array(value, dtype=float)
-        if value.shape != (self.dof,) or not np.all(np.isfinite(value)):
+        if value.shape != (self.dof,) or not np.isfinite(value).all():
             raise ArgumentError(f"{name} must be {self.dof} finite values (the motors "
                                 f"{list(self.joint_names)}), got {np.shape(value)}")
         return value

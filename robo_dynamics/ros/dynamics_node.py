@@ -91,7 +91,7 @@ class DynamicsNode(Lifecycle, Node):
         self.duplicates = 0        # states sent again by a simulation (not answered twice)
         self.background = background_executor("dynamics_node_background")
         self.outputs = Outputs(self)
-        self.passive_joints = PassiveJointStates(self)
+        self.passive_joints = PassiveJointStates(self.outputs)
         self.desired_motion = DesiredMotion(self)
         self.service_handlers = DynamicsServices(self)
         self._periodic = {}

@@ -1,4 +1,4 @@
-"""An effort output published as pre-serialised bytes.
+"""An effort (or position) output published as pre-serialised bytes.
 
 The node publishes the same two messages every cycle: a JointState whose names never change
 and a Float64MultiArray of the same length. Only the stamp and the n effort values differ.
@@ -7,7 +7,7 @@ Converting the Python message to C and serialising it costs more than the dynami
 at start-up and each cycle overwrites its numbers in the byte buffer (CDR, little endian):
 
     offset 4 .. 12     header.stamp: int32 sec, uint32 nanosec   (JointState only)
-    8 n bytes          effort (JointState) or data (Float64MultiArray): n float64, found
+    8 n bytes          effort or position (JointState) or data (Float64MultiArray): n float64, found
                        by serialising placeholder values once and locating them
 
 rclpy's Publisher.publish takes the bytes as a serialised message. The layout is verified
@@ -27,7 +27,8 @@ _CDR_LITTLE_ENDIAN = b"\x00\x01"     # encapsulation identifier
 class EffortOutput:
     """Publish n efforts as `message` (a JointState with names set, or a Float64MultiArray).
 
-    field: "effort" (JointState; the stamp is set too) or "data" (Float64MultiArray).
+    field: "effort" or "position" (JointState; the stamp is set too) or "data"
+    (Float64MultiArray).
     buffer: the serialised message whose numbers publish() overwrites, or None when the
     layout did not hold and publish() converts the message each time.
     """

@@ -45,9 +45,9 @@ class Outputs:
         # without rclpy's default QoS-event handlers: each is an entity the executor polls
         # on every message (BENCHMARKS.md, "Design measurements"); a subscriber with
         # incompatible QoS is still reported, by its own node
-        output = functools.partial(node.create_publisher,
-                                   event_callbacks=PublisherEventCallbacks(
-                                       use_default_callbacks=False))
+        output = self._output = functools.partial(
+            node.create_publisher,
+            event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
         self.command = output(Float64MultiArray, "~/commands", 10)
         self.command_state = output(JointState, "~/commanded_torques", 10)
         self.gravity = output(JointState, "~/gravity_torques", 10)
@@ -98,6 +98,18 @@ class Outputs:
         clock = self.node.get_clock()
         self.system_time = (clock.clock_type != ClockType.STEADY_TIME
                             and not getattr(clock, "ros_time_is_active", False))
+
+    def add(self, message_type, topic, depth):
+        """A publisher for another module, made as the outputs' are, its subscriber count
+        read with theirs (listened)."""
+        publisher = self._output(message_type, topic, depth)
+        self._subscribed[publisher] = False
+        self._refreshed_at = -math.inf
+        return publisher
+
+    def listened(self, publisher):
+        """Whether `publisher` (one of add's) had subscribers at the last refresh."""
+        return self._subscribed.get(publisher, False)
 
     def publish_command(self, stamp, cycle, now):
         """The command of `cycle` to whoever listens (command_sent says whether anyone)."""

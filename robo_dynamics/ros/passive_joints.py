@@ -7,12 +7,14 @@ hold, naming it. A serial chain publishes and checks nothing here."""
 
 from sensor_msgs.msg import JointState
 
+from .effort_output import EffortOutput
+
 
 class PassiveJointStates:
     """The publisher of one node (created for a linkage at its first configuration)."""
 
-    def __init__(self, node):
-        self.node, self.publisher, self.index = node, None, None
+    def __init__(self, outputs):
+        self.outputs, self.publisher, self.index = outputs, None, None
 
     def configure(self, model, tolerance):
         """Publish and check for `model` from now on (a closed linkage's MotorModel, else
@@ -25,10 +27,9 @@ class PassiveJointStates:
         tree = model.mechanism.tree
         self.index = [tree.joint_index(name) for name in passive]
         self.names = frozenset(passive)
-        self.message = JointState(name=list(passive))
+        self.output = EffortOutput(JointState(name=list(passive)), "position", len(passive))
         if self.publisher is None:
-            self.publisher = self.node.create_publisher(JointState, "~/passive_joint_states",
-                                                        10)
+            self.publisher = self.outputs.add(JointState, "~/passive_joint_states", 10)
 
     @property
     def active(self):
@@ -51,10 +52,8 @@ class PassiveJointStates:
                 "encoder?")
 
     def publish(self, stamp, solver, q):
-        """The passive joints [rad or m] of the linkage closed with the motors at q."""
-        if self.index is None:
+        """The passive joints [rad or m] of the linkage closed with the motors at q, to
+        whoever listens (the outputs' subscriber counts, read after the command's)."""
+        if self.index is None or not self.outputs.listened(self.publisher):
             return
-        closed = solver.motors.closed(q)[0]
-        self.message.header.stamp = stamp
-        self.message.position = closed[self.index].tolist()
-        self.publisher.publish(self.message)
+        self.output.publish(self.publisher, solver.motors.closed(q)[0][self.index], stamp)

@@ -1,0 +1,255 @@
+"""A closed mechanism's per-state terms compiled for it: straight-line scalar Python with its
+constants folded in (algorithms/codegen.py), what a controller of its motors needs at each
+joint state, in base-frame axes as tree_dynamics.py and closures.py compute them:
+
+    closure(q)       Φ (m,) every row, and Φ_q (m, n)
+    gravity(q)       g (n,) of the tree
+    rnea(q, q̇, q̈)    τ = M q̈ + C q̇ + g (n,) of the tree (tree_rnea)
+    momentum(q, q̇)   W = ∂(Φ_q q̇)/∂q (m, n); p = M q̇ (n,); ∂T/∂q = Cᵀq̇ (n,)
+
+Kinematics: each body's rotation R_i and origin o_i in the base frame, its screw axis about
+the base origin S_i = (z_i, j_i × z_i) for a revolute joint through j_i, (0, z_i) for a
+prismatic one. A point p of body b moves with v_p = Σ_j (S_lin,j + S_ang,j × p) q̇_j over the
+joints j from the base to b. The closures' rows and Jacobians are those of closures.py
+(Lee, Sohn, Kim and Yoo, "Construction of System Jacobian …", §5.2); a weld's rotation
+rows, rotation_vector(R_b R_aᵀ), are computed from the frames the code returns.
+
+W gives both γ = −(d/dt Φ_q) q̇ = −W q̇ and the derivative of the constraint velocity along
+the closed motion that the motors' Coriolis term needs (motor_space.py). The momentum terms
+are tree_momentum's (Featherstone, Rigid Body Dynamics Algorithms, §2.9).
+"""
+
+import numpy as np
+
+from ..algorithms import chain_codegen as chain
+from ..algorithms.codegen import Emitter
+from ..spatial.rotations import rotation_vector
+from .tree import BASE
+
+
+def _matmul(e, A, B):
+    return [[e.dot(row, column) for column in chain.transpose(B)] for row in A]
+
+
+def _kinematics(e, tree, q):
+    """Per body (R (3×3 values), o (3,), S_ang (3,), S_lin (3,)) in base axes."""
+    out = []
+    for i in range(tree.dof):
+        parent = tree.parent[i]
+        if parent == BASE:
+            R_p, o_p = chain.constants(np.eye(3)), [0.0] * 3
+        else:
+            R_p, o_p = out[parent][0], out[parent][1]
+        R_axis = _matmul(e, R_p, chain.constants(tree.origin_rotation[i]))
+        axis = chain.constants(tree.axis[i])
+        z = e.matvec(R_axis, axis)
+        joint_point = e.vadd(o_p, e.matvec(R_p, chain.constants(tree.origin_translation[i])))
+        if tree.is_prismatic[i]:
+            out.append((R_axis, e.vadd(joint_point, e.scale(q[i], z)), [0.0] * 3, z))
+        else:
+            rotation = chain.joint_rotation(e, axis, e.call("cos", q[i]), e.call("sin", q[i]))
+            out.append((_matmul(e, R_axis, rotation), joint_point, z, e.cross(joint_point, z)))
+    return out
+
+
+def _ancestors(tree, body):
+    joints = []
+    while body != BASE:
+        joints.append(body)
+        body = tree.parent[body]
+    return set(joints)
+
+
+def _frame(e, tree, bodies, link, R_c, p_c):
+    """(body, R (3×3), p (3,)) in the base frame of the frame (R_c, p_c) of `link`."""
+    body, R_link, p_link = tree.link_frame(link)
+    R_frame, p_frame = R_link @ R_c, R_link @ p_c + p_link
+    if body == BASE:
+        return body, chain.constants(R_frame), chain.constants(p_frame)
+    R, o = bodies[body][0], bodies[body][1]
+    return (body, _matmul(e, R, chain.constants(R_frame)),
+            e.vadd(o, e.matvec(R, chain.constants(p_frame))))
+
+
+def _column(e, bodies, joint, point):
+    """(linear, angular) of joint `joint`'s column of a point's Jacobian (base axes)."""
+    _, _, S_ang, S_lin = bodies[joint]
+    return e.vadd(S_lin, e.cross(S_ang, point)), S_ang
+
+
+def _closure_rows(e, tree, closures, bodies):
+    """(Φ rows (weld rotation rows None), Φ_q rows (lists of n values), weld frames)."""
+    n, Phi, Phi_q, weld_frames = tree.dof, [], [], []
+    for c in closures:
+        body_a, R_a, p_a = _frame(e, tree, bodies, c.link_a, c.R_a, c.p_a)
+        body_b, R_b, p_b = _frame(e, tree, bodies, c.link_b, c.R_b, c.p_b)
+        on_a, on_b = _ancestors(tree, body_a), _ancestors(tree, body_b)
+        lin, ang = [[0.0] * 3 for _ in range(n)], [[0.0] * 3 for _ in range(n)]
+        for j in range(n):              # (J_b − J_a) column j: [linear; angular]
+            for on, sign in ((on_b, 1.0), (on_a, -1.0)):
+                if j in on:
+                    v, w = _column(e, bodies, j, p_b if sign > 0 else p_a)
+                    lin[j] = e.vadd(lin[j], e.scale(sign, v))
+                    ang[j] = e.vadd(ang[j], e.scale(sign, w))
+        Phi += e.vadd(p_b, e.scale(-1.0, p_a))
+        Phi_q += [[lin[j][k] for j in range(n)] for k in range(3)]
+        if c.kind == "revolute":
+            z_b = [row[2] for row in R_b]
+            for k in (0, 1):
+                normal = e.cross([row[k] for row in R_a], z_b)       # x_a × z_b, y_a × z_b
+                Phi.append(e.dot([row[k] for row in R_a], z_b))
+                Phi_q.append([e.neg(e.dot(normal, ang[j])) for j in range(n)])
+        elif c.kind == "weld":
+            Phi += [None] * 3
+            Phi_q += [[ang[j][k] for j in range(n)] for k in range(3)]
+            weld_frames += [x for R in (R_a, R_b) for row in R for x in row]
+    return Phi, Phi_q, weld_frames
+
+
+def _gravity(e, tree, bodies):
+    """g (n,): each joint's screw axis against its subtree's weight reactions (tree_gravity)."""
+    n = tree.dof
+    f_ang, f_lin = [], []
+    for i, (R, o, _, _) in enumerate(bodies):
+        weight = chain.constants(-tree.mass[i] * np.asarray(tree.gravity))
+        com = e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
+        f_lin.append(weight)
+        f_ang.append(e.cross(com, weight))
+    return _subtree_projections(e, tree, bodies, f_ang, f_lin, n)
+
+
+def _subtree_projections(e, tree, bodies, ang, lin, n):
+    """S_i · (Σ over body i's subtree of (ang, lin)) per joint i (joint_forces)."""
+    total_ang, total_lin = [list(x) for x in ang], [list(x) for x in lin]
+    for i in reversed(range(n)):           # children come after their parents
+        parent = tree.parent[i]
+        if parent != BASE:
+            total_ang[parent] = e.vadd(total_ang[parent], total_ang[i])
+            total_lin[parent] = e.vadd(total_lin[parent], total_lin[i])
+    return [e.add(e.dot(bodies[i][2], total_ang[i]), e.dot(bodies[i][3], total_lin[i]))
+            for i in range(n)], total_ang, total_lin
+
+
+def _twists(e, tree, bodies, qd):
+    """Each body's twist (ω, v) about the base origin: the sums of S_j q̇_j along its path."""
+    w, v = [None] * tree.dof, [None] * tree.dof
+    for i, (_, _, S_ang, S_lin) in enumerate(bodies):
+        parent = tree.parent[i]
+        w_p, v_p = ([0.0] * 3, [0.0] * 3) if parent == BASE else (w[parent], v[parent])
+        w[i] = e.vadd(w_p, e.scale(qd[i], S_ang))
+        v[i] = e.vadd(v_p, e.scale(qd[i], S_lin))
+    return w, v
+
+
+def _rnea(e, tree, bodies, qd, qdd):
+    """τ (n,): tree_motion's accelerations (the base's (0, −g)), rnea.body_wrenches' forces
+    F_i = G_i V̇_i − [ad_{V_i}]ᵀ G_i V_i about the base origin, projected as joint_forces."""
+    n = tree.dof
+    w, v = _twists(e, tree, bodies, qd)
+    wd, vd = [None] * n, [None] * n
+    for i, (_, _, S_ang, S_lin) in enumerate(bodies):
+        parent = tree.parent[i]
+        if parent == BASE:
+            wd_p, vd_p = [0.0] * 3, chain.constants(-np.asarray(tree.gravity))
+        else:
+            wd_p, vd_p = wd[parent], vd[parent]
+        wd[i] = e.vadd(wd_p, e.scale(qdd[i], S_ang), e.scale(qd[i], e.cross(w[i], S_ang)))
+        vd[i] = e.vadd(vd_p, e.scale(qdd[i], S_lin), e.scale(
+            qd[i], e.vadd(e.cross(v[i], S_ang), e.cross(w[i], S_lin))))
+    f_ang, f_lin = [], []
+    for i, (R, o, _, _) in enumerate(bodies):
+        mass, inertia = chain.clean(tree.mass[i]), chain.constants(tree.inertia[i])
+        c = e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
+        h = e.scale(mass, e.vadd(v[i], e.cross(w[i], c)))
+        spin = e.matvec(R, e.matvec(inertia, e.matvec(chain.transpose(R), w[i])))
+        L = e.vadd(spin, e.cross(c, h))
+        ma = e.scale(mass, e.vadd(vd[i], e.cross(wd[i], c)))
+        f_lin.append(e.vadd(ma, e.cross(w[i], h)))
+        f_ang.append(e.vadd(e.matvec(R, e.matvec(inertia, e.matvec(chain.transpose(R), wd[i]))),
+                            e.cross(c, ma), e.cross(w[i], L), e.cross(v[i], h)))
+    return _subtree_projections(e, tree, bodies, f_ang, f_lin, n)[0]
+
+
+def _momentum(e, tree, bodies, qd):
+    """(p (n,), ∂T/∂q (n,)): tree_momentum."""
+    n = tree.dof
+    w, v = _twists(e, tree, bodies, qd)
+    L, P = [], []
+    for i, (R, o, _, _) in enumerate(bodies):
+        com = e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
+        linear = e.scale(chain.clean(tree.mass[i]), e.vadd(v[i], e.cross(w[i], com)))
+        spin = e.matvec(R, e.matvec(chain.constants(tree.inertia[i]),
+                                    e.matvec(chain.transpose(R), w[i])))
+        L.append(e.vadd(spin, e.cross(com, linear)))
+        P.append(linear)
+    p, H_ang, H_lin = _subtree_projections(e, tree, bodies, L, P, n)
+    dT_dq = []
+    for i, (_, _, S_ang, S_lin) in enumerate(bodies):
+        S_dot_ang = e.cross(w[i], S_ang)
+        S_dot_lin = e.vadd(e.cross(v[i], S_ang), e.cross(w[i], S_lin))
+        dT_dq.append(e.add(e.dot(S_dot_ang, H_ang[i]), e.dot(S_dot_lin, H_lin[i])))
+    return p, dT_dq
+
+
+class CompiledClosedChain:
+    """The four functions of the module docstring for one ClosedChain's tree and closures
+    (compiled once, about a second for a Delta). Each takes and returns NumPy arrays."""
+
+    def __init__(self, tree, closures):
+        self.tree, self.closures = tree, tuple(closures)
+        n, name = tree.dof, tree.name
+        self.rows = sum(c.rows for c in self.closures)
+
+        e = Emitter()
+        x = chain.inputs(e, ["q"], n)
+        Phi, Phi_q, welds = _closure_rows(e, tree, self.closures, _kinematics(e, tree, x["q"]))
+        self._weld_rows = [k for k, value in enumerate(Phi) if value is None]
+        values = [0.0 if v is None else v for v in Phi] + [v for row in Phi_q for v in row]
+        self._closure = chain.compile_scalar(e, "closure", ["q"], n, values + welds, name)
+
+        e = Emitter()
+        x = chain.inputs(e, ["q"], n)
+        g = _gravity(e, tree, _kinematics(e, tree, x["q"]))[0]
+        self._gravity = chain.compile_scalar(e, "gravity", ["q"], n, g, name)
+
+        e = Emitter()
+        x = chain.inputs(e, ["q", "qd", "qdd"], n)
+        tau = _rnea(e, tree, _kinematics(e, tree, x["q"]), x["qd"], x["qdd"])
+        self._rnea = chain.compile_scalar(e, "rnea", ["q", "qd", "qdd"], n, tau, name)
+
+        e = Emitter()
+        x = chain.inputs(e, ["q", "qd"], n)
+        bodies = _kinematics(e, tree, x["q"])
+        Phi_q = _closure_rows(e, tree, self.closures, bodies)[1]
+        Phi_dot = [e.dot(row, x["qd"]) for row in Phi_q]
+        W = [e.derivatives(Phi_dot, f"q{j}") for j in range(n)]       # columns
+        p, dT_dq = _momentum(e, tree, bodies, x["qd"])
+        values = [W[j][k] for k in range(self.rows) for j in range(n)] + p + dT_dq
+        self._momentum = chain.compile_scalar(e, "momentum", ["q", "qd"], n, values, name)
+
+    def closure(self, q):
+        """(Φ (m,), Φ_q (m, n)) at q (n,)."""
+        m, n = self.rows, self.tree.dof
+        out = np.array(self._closure(q.tolist()))
+        Phi = out[:m]
+        if self._weld_rows:
+            frames = out[m + m * n:].reshape(-1, 2, 3, 3)
+            Phi[self._weld_rows] = np.concatenate(
+                [rotation_vector(R_b @ R_a.T) for R_a, R_b in frames])
+        return Phi, out[m:m + m * n].reshape(m, n)
+
+    def gravity(self, q):
+        """g (n,) [N·m or N] at q (n,)."""
+        return np.array(self._gravity(q.tolist()))
+
+    def rnea(self, q, qd, qdd):
+        """τ (n,) [N·m or N] of the tree's motion (q, q̇, q̈), no loop closed."""
+        return np.array(self._rnea(q.tolist(), qd.tolist(), qdd.tolist()))
+
+    def momentum(self, q, qd):
+        """(W (m, n), p (n,), ∂T/∂q (n,)) at (q, q̇)."""
+        m, n = self.rows, self.tree.dof
+        out = np.array(self._momentum(q.tolist(), qd.tolist()))
+        return out[:m * n].reshape(m, n), out[m * n:m * n + n], out[m * n + n:]
+
+

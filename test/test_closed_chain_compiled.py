@@ -1,0 +1,82 @@
+"""The closed chain's compiled per-state terms (closed_chain/compiled.py): Φ and Φ_q of every
+closure kind against closures.py's general form and central differences, W = ∂(Φ_q q̇)/∂q
+against differences of Φ_q q̇ (and γ = −W q̇ against closures.gamma), the tree's gravity,
+M q̇ and Cᵀ q̇ against Pinocchio on the same tree."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from closed_chain_models import random_spatial_tree_urdf, shipped_linkage
+from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
+from robo_dynamics.closed_chain import closure, load_tree
+from robo_dynamics.closed_chain.closures import constraint, constraint_jacobian, gamma
+from robo_dynamics.closed_chain.compiled import CompiledClosedChain
+from robo_dynamics.closed_chain.tree_dynamics import tree_kinematics
+
+pin = pytest.importorskip("pinocchio")
+EPS = 1e-6         # rad: central differences
+
+
+def random_cut(kind, seed=3):
+    """A `kind` closure between the ends of the random spatial tree's two branches (they
+    need not meet: the terms are functions of any q)."""
+    tree = load_tree(random_spatial_tree_urdf())
+    rng = np.random.default_rng(seed)
+    cut = closure("cut", kind, "a2", "b2", rng.uniform(-0.1, 0.1, 3), rng.uniform(-1, 1, 3),
+                  rng.uniform(-0.1, 0.1, 3), rng.uniform(-1, 1, 3))
+    return tree, [cut]
+
+
+@pytest.mark.parametrize("kind", ["point", "revolute", "weld"])
+def test_the_closure_terms_are_the_general_forms_and_their_derivatives(kind):
+    """Φ, Φ_q (every row) equal closures.py's at random q; point and revolute rows of Φ_q
+    are ∂Φ/∂q by central differences; W q̇' = d/dt (Φ_q q̇) along q + t q̇' for any q̇'
+    (W at q̇ is ∂(Φ_q q̇)/∂q), and −W q̇ is closures.gamma."""
+    tree, cuts = random_cut(kind)
+    compiled = CompiledClosedChain(tree, cuts)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        q, qd, direction = (rng.uniform(-2, 2, tree.dof) for _ in range(3))
+        kin = tree_kinematics(tree, q)
+        Phi, Phi_q = compiled.closure(q)
+        np.testing.assert_allclose(Phi, constraint(tree, cuts, kin), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(Phi_q, constraint_jacobian(tree, cuts, kin), rtol=0,
+                                   atol=1e-12)
+        numeric = np.array([(compiled.closure(q + EPS * e)[0] - compiled.closure(q - EPS * e)[0])
+                            / (2 * EPS) for e in np.eye(tree.dof)]).T
+        exact = slice(0, 3) if kind == "weld" else slice(None)
+        np.testing.assert_allclose(Phi_q[exact], numeric[exact], rtol=0, atol=1e-8)
+        W = compiled.momentum(q, qd)[0]
+        rate = (compiled.closure(q + EPS * direction)[1] @ qd
+                - compiled.closure(q - EPS * direction)[1] @ qd) / (2 * EPS)
+        np.testing.assert_allclose(W @ direction, rate, rtol=0, atol=1e-7)
+        np.testing.assert_allclose(-W @ qd, gamma(tree, cuts, kin, qd), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("chain", [
+    pytest.param(lambda: SimpleNamespace(tree=random_cut("point")[0],      # branches apart
+                                         closures=random_cut("point")[1]), id="spatial tree"),
+    pytest.param(lambda: shipped_linkage("rd_delta"), id="rd_delta"),
+    pytest.param(lambda: shipped_linkage("rd_palletizer"), id="rd_palletizer")])
+def test_the_tree_terms_are_pinocchios(chain):
+    """g(q), M q̇ and Cᵀ q̇ of the tree (no loop closed; Pinocchio's model of it is built body
+    by body, each closure a constraint model it does not use here) at random states against Pinocchio's
+    computeGeneralizedGravity, crba and computeCoriolisMatrix (its C is the Christoffel
+    one: Cᵀ q̇ = ∂T/∂q)."""
+    chain = chain()
+    compiled, reference = CompiledClosedChain(chain.tree, chain.closures), PinocchioClosedChain(chain)
+    model, data = reference.model, reference.data
+    rng = np.random.default_rng(6)
+    for _ in range(5):
+        q, qd = rng.uniform(-1.5, 1.5, chain.tree.dof), rng.uniform(-2, 2, chain.tree.dof)
+        _, p, CT_qd = compiled.momentum(q, qd)
+        g = pin.computeGeneralizedGravity(model, data, q)
+        np.testing.assert_allclose(compiled.gravity(q), g, rtol=0, atol=1e-10 * np.abs(g).max())
+        M = pin.crba(model, data, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        np.testing.assert_allclose(p, M @ qd, rtol=0, atol=1e-10 * np.abs(M @ qd).max())
+        pin.computeCoriolisMatrix(model, data, q, qd)
+        expected = data.C.T @ qd
+        np.testing.assert_allclose(CT_qd, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
