@@ -1,7 +1,7 @@
 """dynamics_node's joint-state callback at 1 kHz on the shipped palletizer (its loop closed
 on every state) and on the shipped UR5e, in the same run (issue 47: BENCHMARKS.md 3e).
 
-    python -m benchmarks.linkage_node [--seconds S]
+    python -m benchmarks.linkage_node [--seconds S] [--rounds N]
 
 A driver publishes the motors' states at 1 kHz, each motor swept 0.1 to 0.17 rad at 0.5 Hz
 (a new closure on every state), with the efforts that make the motion; the node computes gravity
@@ -56,23 +56,32 @@ def run(name, start, seconds, rate):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--seconds", type=float, default=10.0, help="per arm and round")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rate", type=float, default=1000.0)
     args = parser.parse_args(argv)
     import rclpy
     from robo_dynamics.ros.isolation import isolate
     isolate()
     rclpy.init()
+    medians = {name: [] for name in ARMS}
     try:
-        print("| arm | sent | answered | callback p50 / p99 [µs] | node CPU [%] |")
-        print("| --- | --- | --- | --- | --- |")
-        for name, start in ARMS.items():
-            result = run(name, start, args.seconds, args.rate)
-            p50, p99, _, _ = callback_percentiles(result)
-            print(f"| {name} | {result['sent']} | {result['received']} | {p50:.0f} / "
-                  f"{p99:.0f} | {result['cpu_percent']:.0f} |", flush=True)
+        print("| round | arm | sent | answered | callback p50 / p99 [µs] | node CPU [%] |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for round_ in range(1, args.rounds + 1):       # the arms in turn: the VM drifts
+            for name, start in ARMS.items():
+                result = run(name, start, args.seconds, args.rate)
+                p50, p99, _, _ = callback_percentiles(result)
+                medians[name].append(p50)
+                print(f"| {round_} | {name} | {result['sent']} | {result['received']} | "
+                      f"{p50:.0f} / {p99:.0f} | {result['cpu_percent']:.0f} |", flush=True)
     finally:
         rclpy.try_shutdown()
+    palletizer, serial = (np.array(medians[name]) for name in ARMS)
+    print(f"\ncallback p50, median of the rounds: rd_palletizer {np.median(palletizer):.0f} µs, "
+          f"rd_ur5e {np.median(serial):.0f} µs; ratio per round "
+          f"{', '.join(f'{x:.2f}' for x in palletizer / serial)} "
+          f"(median {np.median(palletizer / serial):.2f})")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The closed chain's compiled per-state terms (closed_chain/compiled.py): Φ and Φ_q of every
-closure kind against closures.py's general form and central differences, W = ∂(Φ_q q̇)/∂q
-against differences of Φ_q q̇ (and γ = −W q̇ against closures.gamma), the tree's gravity,
-M q̇ and Cᵀ q̇ against Pinocchio on the same tree."""
+closure kind against closures.py's general form and central differences; W = ∂(Φ_q q̇)/∂q,
+through what motor_terms makes of it, against differences of Φ_q q̇ (γ = −W q̇ against
+closures.gamma too); the tree's gravity, RNEA, M q̇ and Cᵀ q̇ against Pinocchio on the same
+tree."""
 
 from types import SimpleNamespace
 
@@ -29,30 +30,45 @@ def random_cut(kind, seed=3):
     return tree, [cut]
 
 
+def pinocchio_tree(tree, closures):
+    """Pinocchio's model and data of the tree, built body by body (its closures unused)."""
+    reference = PinocchioClosedChain(SimpleNamespace(tree=tree, closures=closures))
+    return reference.model, reference.data
+
+
 @pytest.mark.parametrize("kind", ["point", "revolute", "weld"])
 def test_the_closure_terms_are_the_general_forms_and_their_derivatives(kind):
     """Φ, Φ_q (every row) equal closures.py's at random q; point and revolute rows of Φ_q
-    are ∂Φ/∂q by central differences; W q̇' = d/dt (Φ_q q̇) along q + t q̇' for any q̇'
-    (W at q̇ is ∂(Φ_q q̇)/∂q), and −W q̇ is closures.gamma."""
+    are ∂Φ/∂q by central differences. motor_terms with every row, u the first m joints and
+    Φ_u⁻¹ = I: c_u = γ = −d/dt (Φ_q q̇) along q̇ (differences of Φ_q), and ∂T/∂q − y =
+    Wᵀ p_u = ∂(p_uᵀ Φ_q q̇)/∂q at fixed p_u and q̇ (differences), ∂T/∂q Pinocchio's Cᵀq̇."""
     tree, cuts = random_cut(kind)
     compiled = CompiledClosedChain(tree, cuts)
+    m = compiled.rows
+    terms = compiled.motor_terms(range(m), list(range(m)))
+    model, data = pinocchio_tree(tree, cuts)
     rng = np.random.default_rng(5)
     for _ in range(5):
-        q, qd, direction = (rng.uniform(-2, 2, tree.dof) for _ in range(3))
+        q, qd = (rng.uniform(-2, 2, tree.dof) for _ in range(2))
         kin = tree_kinematics(tree, q)
         Phi, Phi_q = compiled.closure(q)
-        np.testing.assert_allclose(Phi, constraint(tree, cuts, kin), rtol=0, atol=1e-12)
+        # (a weld's rotation vector near π amplifies the rounding of its frames)
+        np.testing.assert_allclose(Phi, constraint(tree, cuts, kin), rtol=0, atol=1e-10)
         np.testing.assert_allclose(Phi_q, constraint_jacobian(tree, cuts, kin), rtol=0,
                                    atol=1e-12)
         numeric = np.array([(compiled.closure(q + EPS * e)[0] - compiled.closure(q - EPS * e)[0])
                             / (2 * EPS) for e in np.eye(tree.dof)]).T
         exact = slice(0, 3) if kind == "weld" else slice(None)
         np.testing.assert_allclose(Phi_q[exact], numeric[exact], rtol=0, atol=1e-8)
-        W = compiled.momentum(q, qd)[0]
-        rate = (compiled.closure(q + EPS * direction)[1] @ qd
-                - compiled.closure(q - EPS * direction)[1] @ qd) / (2 * EPS)
-        np.testing.assert_allclose(W @ direction, rate, rtol=0, atol=1e-7)
-        np.testing.assert_allclose(-W @ qd, gamma(tree, cuts, kin, qd), rtol=0, atol=1e-12)
+        c_u, p, y = terms(q, qd, np.eye(m))
+        rate = (compiled.closure(q + EPS * qd)[1] - compiled.closure(q - EPS * qd)[1]) / (2 * EPS)
+        np.testing.assert_allclose(c_u, -rate @ qd, rtol=0, atol=1e-7)
+        np.testing.assert_allclose(c_u, gamma(tree, cuts, kin, qd), rtol=0, atol=1e-12)
+        pin.computeCoriolisMatrix(model, data, q, qd)
+        expected = np.array([p[:m] @ (compiled.closure(q + EPS * e)[1]
+                                      - compiled.closure(q - EPS * e)[1]) @ qd / (2 * EPS)
+                             for e in np.eye(tree.dof)])
+        np.testing.assert_allclose(data.C.T @ qd - y, expected, rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize("chain", [
@@ -61,19 +77,23 @@ def test_the_closure_terms_are_the_general_forms_and_their_derivatives(kind):
     pytest.param(lambda: shipped_linkage("rd_delta"), id="rd_delta"),
     pytest.param(lambda: shipped_linkage("rd_palletizer"), id="rd_palletizer")])
 def test_the_tree_terms_are_pinocchios(chain):
-    """g(q), M q̇ and Cᵀ q̇ of the tree (no loop closed; Pinocchio's model of it is built body
-    by body, each closure a constraint model it does not use here) at random states against Pinocchio's
-    computeGeneralizedGravity, crba and computeCoriolisMatrix (its C is the Christoffel
-    one: Cᵀ q̇ = ∂T/∂q)."""
+    """g(q), the RNEA's τ, M q̇ and Cᵀ q̇ of the tree (no loop closed) at random states
+    against Pinocchio's computeGeneralizedGravity, rnea, crba and computeCoriolisMatrix (its
+    C is the Christoffel one: Cᵀ q̇ = ∂T/∂q; motor_terms' y is ∂T/∂q at Φ_u⁻¹ = 0)."""
     chain = chain()
-    compiled, reference = CompiledClosedChain(chain.tree, chain.closures), PinocchioClosedChain(chain)
-    model, data = reference.model, reference.data
+    compiled = CompiledClosedChain(chain.tree, chain.closures)
+    m = compiled.rows
+    terms = compiled.motor_terms(range(m), list(range(m)))
+    model, data = pinocchio_tree(chain.tree, chain.closures)
     rng = np.random.default_rng(6)
     for _ in range(5):
-        q, qd = rng.uniform(-1.5, 1.5, chain.tree.dof), rng.uniform(-2, 2, chain.tree.dof)
-        _, p, CT_qd = compiled.momentum(q, qd)
+        q, qd, qdd = (rng.uniform(-1.5, 1.5, chain.tree.dof) for _ in range(3))
         g = pin.computeGeneralizedGravity(model, data, q)
         np.testing.assert_allclose(compiled.gravity(q), g, rtol=0, atol=1e-10 * np.abs(g).max())
+        tau = pin.rnea(model, data, q, qd, qdd)
+        np.testing.assert_allclose(compiled.rnea(q, qd, qdd), tau, rtol=0,
+                                   atol=1e-10 * np.abs(tau).max())
+        _, p, CT_qd = terms(q, qd, np.zeros((m, m)))
         M = pin.crba(model, data, q)
         M = np.triu(M) + np.triu(M, 1).T
         np.testing.assert_allclose(p, M @ qd, rtol=0, atol=1e-10 * np.abs(M @ qd).max())

@@ -5,7 +5,8 @@ joint state, in base-frame axes as tree_dynamics.py and closures.py compute them
     closure(q)       Φ (m,) every row, and Φ_q (m, n)
     gravity(q)       g (n,) of the tree
     rnea(q, q̇, q̈)    τ = M q̈ + C q̇ + g (n,) of the tree (tree_rnea)
-    momentum(q, q̇)   W = ∂(Φ_q q̇)/∂q (m, n); p = M q̇ (n,); ∂T/∂q = Cᵀq̇ (n,)
+    motor_terms      for one partition: c_u (the dependent accelerations at v̈ = 0) and
+                     the motors' momentum terms, from W = ∂(Φ_q q̇)/∂q and p = M q̇
 
 Kinematics: each body's rotation R_i and origin o_i in the base frame, its screw axis about
 the base origin S_i = (z_i, j_i × z_i) for a revolute joint through j_i, (0, z_i) for a
@@ -15,14 +16,17 @@ joints j from the base to b. The closures' rows and Jacobians are those of closu
 rows, rotation_vector(R_b R_aᵀ), are computed from the frames the code returns.
 
 W gives both γ = −(d/dt Φ_q) q̇ = −W q̇ and the derivative of the constraint velocity along
-the closed motion that the motors' Coriolis term needs (motor_space.py). The momentum terms
+the closed motion that the motors' Coriolis term needs (motor_space.py); the forward-mode
+derivatives of the recorded Φ_q q̇ (codegen.Emitter.derivatives) give it. The momentum terms
 are tree_momentum's (Featherstone, Rigid Body Dynamics Algorithms, §2.9).
 """
+
+import math
 
 import numpy as np
 
 from ..algorithms import chain_codegen as chain
-from ..algorithms.codegen import Emitter
+from ..algorithms.codegen import Emitter, build
 from ..spatial.rotations import rotation_vector
 from .tree import BASE
 
@@ -192,7 +196,7 @@ def _momentum(e, tree, bodies, qd):
 
 
 class CompiledClosedChain:
-    """The four functions of the module docstring for one ClosedChain's tree and closures
+    """The functions of the module docstring for one ClosedChain's tree and closures
     (compiled once, about a second for a Delta). Each takes and returns NumPy arrays."""
 
     def __init__(self, tree, closures):
@@ -217,16 +221,6 @@ class CompiledClosedChain:
         tau = _rnea(e, tree, _kinematics(e, tree, x["q"]), x["qd"], x["qdd"])
         self._rnea = chain.compile_scalar(e, "rnea", ["q", "qd", "qdd"], n, tau, name)
 
-        e = Emitter()
-        x = chain.inputs(e, ["q", "qd"], n)
-        bodies = _kinematics(e, tree, x["q"])
-        Phi_q = _closure_rows(e, tree, self.closures, bodies)[1]
-        Phi_dot = [e.dot(row, x["qd"]) for row in Phi_q]
-        W = [e.derivatives(Phi_dot, f"q{j}") for j in range(n)]       # columns
-        p, dT_dq = _momentum(e, tree, bodies, x["qd"])
-        values = [W[j][k] for k in range(self.rows) for j in range(n)] + p + dT_dq
-        self._momentum = chain.compile_scalar(e, "momentum", ["q", "qd"], n, values, name)
-
     def closure(self, q):
         """(Φ (m,), Φ_q (m, n)) at q (n,)."""
         m, n = self.rows, self.tree.dof
@@ -246,10 +240,39 @@ class CompiledClosedChain:
         """τ (n,) [N·m or N] of the tree's motion (q, q̇, q̈), no loop closed."""
         return np.array(self._rnea(q.tolist(), qd.tolist(), qdd.tolist()))
 
-    def momentum(self, q, qd):
-        """(W (m, n), p (n,), ∂T/∂q (n,)) at (q, q̇)."""
-        m, n = self.rows, self.tree.dof
-        out = np.array(self._momentum(q.tolist(), qd.tolist()))
-        return out[:m * n].reshape(m, n), out[m * n:m * n + n], out[m * n + n:]
+    def motor_terms(self, rows, u):
+        """A function terms(q, q̇, Φ_u⁻¹) → (c_u (r,), p (n,), y (n,)) compiled for the Φ rows
+        `rows` and dependent coordinates `u` (r each) of a partition: with W = ∂(Φ_q q̇)/∂q
+        (those rows), c_u = Φ_u⁻¹ (−W q̇) the dependent accelerations at v̈ = 0 (γ = −W q̇),
+        p = M q̇ and y = ∂T/∂q − Wᵀ Φ_u⁻ᵀ p_u (motor_space.py: Ĉᵀθ̇ = Bᵀ y)."""
+        tree, n, r = self.tree, self.tree.dof, len(rows)
+        e = Emitter()
+        x = chain.inputs(e, ["q", "qd"], n)
+        inverse = [[e.input(f"inverse{i * r + j}") for j in range(r)] for i in range(r)]
+        bodies = _kinematics(e, tree, x["q"])
+        Phi_q = _closure_rows(e, tree, self.closures, bodies)[1]
+        Phi_dot = [e.dot(Phi_q[k], x["qd"]) for k in rows]
+        W = [e.derivatives(Phi_dot, f"q{j}") for j in range(n)]       # W[j]: column j
+        p, dT_dq = _momentum(e, tree, bodies, x["qd"])
+        gamma = [e.neg(e.dot([W[j][k] for j in range(n)], x["qd"])) for k in range(r)]
+        c_u = e.matvec(inverse, gamma)
+        mu = e.matvec(chain.transpose(inverse), [p[i] for i in u])   # Φ_uᵀ μ = p_u
+        y = [e.sub(dT_dq[j], e.dot(W[j], mu)) for j in range(n)]
+        function = _compile(e, "motor_terms", {"q": n, "qd": n, "inverse": r * r},
+                            c_u + p + y, tree.name)
+
+        def terms(q, qd, inverse):
+            out = np.array(function(q.tolist(), qd.tolist(), inverse.ravel().tolist()))
+            return out[:r], out[r:r + n], out[r + n:]
+        return terms
 
 
+def _compile(e, name, sizes, results, model_name):
+    """The function of `results` (values of e) for one state, its arguments lists of floats
+    of the given sizes ({name: size}; its values are the inputs name0, name1, …)."""
+    lines, texts = e.code(results, inline=True)
+    unpack = [f"    {', '.join(f'{x}{i}' for i in range(size))}, = {x}"
+              for x, size in sizes.items() if size]
+    source = (f"def {name}({', '.join(sizes)}):\n" + "\n".join(unpack + lines)
+              + f"\n    return [{', '.join(texts)}]\n")
+    return build(source, name, f"<{name} for {model_name}>", {"cos": math.cos, "sin": math.sin})

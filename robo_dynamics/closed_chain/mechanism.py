@@ -96,6 +96,7 @@ class ClosedChain:
         self._partition = value
         self._u, self._v, self._rows = (np.array(x, dtype=np.intp)
                                         for x in (value.u, value.v, value.rows))
+        self._columns = np.arange(len(value.v))
         self._last.pop("Phi_u_inv", None)
 
     @property
@@ -242,9 +243,9 @@ class ClosedChain:
         `columns` (joint indices; default the partition's v, sorted)."""
         v = self._v if columns is None else np.asarray(columns, dtype=np.intp)
         B = np.zeros((self.tree.dof, len(v)))
-        B[v, np.arange(len(v))] = 1.0
+        B[v, self._columns[:len(v)]] = 1.0
         if len(self._u):
-            B[self._u] = -self.dependent_inverse(q) @ self._at(q)["Phi_q"][self._rows][:, v]
+            B[self._u] = -self.dependent_inverse(q) @ self._at(q)["Phi_q"][self._rows[:, None], v]
         return B
 
     def velocities(self, q, v_dot):

@@ -41,13 +41,13 @@ class MotorSpace:
         self._columns = [v.index(i) for i in chain.actuated]   # motor k is v's _columns[k]
         self._motors = np.array(chain.actuated, dtype=np.intp)
         # the partition's Φ rows and dependent coordinates (fixed: the motors are v)
-        self._rows, self._u = (np.array(x, dtype=np.intp) for x in (chain.partition.rows,
-                                                                    chain.partition.u))
+        self._u = np.array(chain.partition.u, dtype=np.intp)
+        self._motor_terms = chain.compiled.motor_terms(chain.partition.rows, chain.partition.u)
         self.passive_joints = tuple(name for i, name in enumerate(self.tree.joint_names)
                                     if i not in chain.actuated)
         self._last = np.array(chain.reference, dtype=float)
         self._closed_key, self._state_key, self._failed_at = None, None, None
-        self._terms = None      # (W, p, ∂T/∂q) at the state (state())
+        self._momentum = None   # (p = M q̇, y: Ĉᵀθ̇ = Bᵀ y) at the state (state())
 
     # -- the closed state ----------------------------------------------------------------
     def pose(self, theta):
@@ -65,7 +65,7 @@ class MotorSpace:
         if key != self._closed_key:
             q = self._close(theta)
             self._last, self._closed_key, self._closed_theta = q, key, theta
-            self._closed = (q, self.chain.velocity_transformation(q, self.chain.actuated))
+            self._closed = (q, self.chain.velocity_transformation(q, self._motors))
             self._failed_at = None
         return self._closed
 
@@ -120,13 +120,11 @@ class MotorSpace:
         theta_dot = self._motor_vector("theta_dot", theta_dot)
         key = (self._closed_key, theta_dot.tobytes())
         if key != self._state_key:
-            qd = B @ theta_dot
-            W, p, dT_dq = self.chain.compiled.momentum(q, qd)
-            W, c = W[self._rows], np.zeros_like(q)
-            if len(self._u):
-                c[self._u] = self.chain.dependent_inverse(q) @ -(W @ qd)
+            qd, c = B @ theta_dot, np.zeros_like(q)
+            inverse = self.chain.dependent_inverse(q) if len(self._u) else np.zeros((0, 0))
+            c[self._u], p, y = self._motor_terms(q, qd, inverse)
             self._state_key, self._state = key, (q, qd, B, c)
-            self._terms = (W, p, dT_dq)
+            self._momentum = (p, y)
         return self._state
 
     # -- the motors' equations of motion -------------------------------------------------
@@ -161,11 +159,9 @@ class MotorSpace:
         differentiating Φ_q q̇ = 0 along the closed motion (∂q/∂θ_j = B_j) gives
         Φ_u ∂q̇_u/∂θ_j = −W B_j (W = ∂(Φ_q q̇)/∂q), so pᵀ ∂q̇/∂θ_j = −μᵀ W B_j with
         Φ_uᵀ μ = p_u: Ĉᵀθ̇ = Bᵀ (∂T/∂q − Wᵀ μ)."""
-        q, _, B, _ = self.state(theta, theta_dot)
-        W, p, dT_dq = self._terms
-        if len(self._u):
-            dT_dq = dT_dq - W.T @ (self.chain.dependent_inverse(q).T @ p[self._u])
-        return B.T @ p, B.T @ dT_dq
+        B = self.state(theta, theta_dot)[2]
+        p, y = self._momentum
+        return B.T @ p, B.T @ y
 
     def inverse_dynamics(self, theta, theta_dot, theta_ddot, wrench=None, link=None,
                          point=(0.0, 0.0, 0.0)):
