@@ -1,7 +1,7 @@
 """The closed chain's compiled per-state terms (closed_chain/compiled.py): Φ and Φ_q of every
 closure kind against closures.py's general form and central differences; W = ∂(Φ_q q̇)/∂q,
 through what motor_terms makes of it, against differences of Φ_q q̇ (γ = −W q̇ against
-closures.gamma too); the tree's gravity, RNEA, M q̇ and Cᵀ q̇ against Pinocchio on the same
+closures.gamma too); the tree's gravity, RNEA, M, M q̇ and Cᵀ q̇ against Pinocchio on the same
 tree."""
 
 from types import SimpleNamespace
@@ -77,7 +77,7 @@ def test_the_closure_terms_are_the_general_forms_and_their_derivatives(kind):
     pytest.param(lambda: shipped_linkage("rd_delta"), id="rd_delta"),
     pytest.param(lambda: shipped_linkage("rd_palletizer"), id="rd_palletizer")])
 def test_the_tree_terms_are_pinocchios(chain):
-    """g(q), the RNEA's τ, M q̇ and Cᵀ q̇ of the tree (no loop closed) at random states
+    """g(q), the RNEA's τ, M, M q̇ and Cᵀ q̇ of the tree (no loop closed) at random states
     against Pinocchio's computeGeneralizedGravity, rnea, crba and computeCoriolisMatrix (its
     C is the Christoffel one: Cᵀ q̇ = ∂T/∂q; motor_terms' y is ∂T/∂q at Φ_u⁻¹ = 0)."""
     chain = chain()
@@ -96,6 +96,7 @@ def test_the_tree_terms_are_pinocchios(chain):
         _, p, CT_qd = terms(q, qd, np.zeros((m, m)))
         M = pin.crba(model, data, q)
         M = np.triu(M) + np.triu(M, 1).T
+        np.testing.assert_allclose(compiled.mass_matrix(q), M, rtol=0, atol=1e-10 * np.abs(M).max())
         np.testing.assert_allclose(p, M @ qd, rtol=0, atol=1e-10 * np.abs(M @ qd).max())
         pin.computeCoriolisMatrix(model, data, q, qd)
         expected = data.C.T @ qd

@@ -5,6 +5,7 @@ joint state, in base-frame axes as tree_dynamics.py and closures.py compute them
     closure(q)       Φ (m,) every row, and Φ_q (m, n)
     gravity(q)       g (n,) of the tree
     rnea(q, q̇, q̈)    τ = M q̈ + C q̇ + g (n,) of the tree (tree_rnea)
+    mass_matrix(q)   M (n, n) of the tree (tree_mass_matrix)
     motor_terms      for one partition: c_u (the dependent accelerations at v̈ = 0) and
                      the motors' momentum terms, from W = ∂(Φ_q q̇)/∂q and p = M q̇
 
@@ -174,6 +175,39 @@ def _rnea(e, tree, bodies, qd, qdd):
     return _subtree_projections(e, tree, bodies, f_ang, f_lin, n)[0]
 
 
+def _mass_matrix(e, tree, bodies):
+    """M (n × n values): the composite-rigid-body algorithm in base axes (Featherstone, Rigid
+    Body Dynamics Algorithms, §6.2), M_ij = S_iᵀ Iᶜ_i S_j for each j from i to the base, Iᶜ_i
+    the spatial inertia of body i's subtree about the base origin: [[A, [h]×], [−[h]×, m 1]]
+    with h = Σ m c and A = Σ (I_c + m (|c|² 1 − c cᵀ)) (the bodies' COM c, inertia I_c)."""
+    n = tree.dof
+    A, h, m = [None] * n, [None] * n, [chain.clean(x) for x in tree.mass]
+    for i, (R, o, _, _) in enumerate(bodies):
+        c = e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
+        I_c = _matmul(e, _matmul(e, R, chain.constants(tree.inertia[i])), chain.transpose(R))
+        squared = e.dot(c, c)
+        A[i] = [[e.add(I_c[a][b], e.mul(m[i], e.sub(squared if a == b else 0.0,
+                                                     e.mul(c[a], c[b]))))
+                 for b in range(3)] for a in range(3)]
+        h[i] = e.scale(m[i], c)
+    for i in reversed(range(n)):                 # children come after their parents
+        parent = tree.parent[i]
+        if parent != BASE:
+            A[parent] = [e.vadd(x, y) for x, y in zip(A[parent], A[i])]
+            h[parent], m[parent] = e.vadd(h[parent], h[i]), m[parent] + m[i]
+    M = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        _, _, w_i, v_i = bodies[i]
+        j = i
+        while j != BASE:
+            _, _, w_j, v_j = bodies[j]
+            f_ang = e.vadd(e.matvec(A[i], w_j), e.cross(h[i], v_j))
+            f_lin = e.vadd(e.scale(m[i], v_j), e.scale(-1.0, e.cross(h[i], w_j)))
+            M[i][j] = M[j][i] = e.add(e.dot(w_i, f_ang), e.dot(v_i, f_lin))
+            j = tree.parent[j]
+    return M
+
+
 def _momentum(e, tree, bodies, qd):
     """(p (n,), ∂T/∂q (n,)): tree_momentum."""
     n = tree.dof
@@ -209,17 +243,23 @@ class CompiledClosedChain:
         Phi, Phi_q, welds = _closure_rows(e, tree, self.closures, _kinematics(e, tree, x["q"]))
         self._weld_rows = [k for k, value in enumerate(Phi) if value is None]
         values = [0.0 if v is None else v for v in Phi] + [v for row in Phi_q for v in row]
-        self._closure = chain.compile_scalar(e, "closure", ["q"], n, values + welds, name)
+        self._closure = _compile(e, "closure", {"q": n}, values + welds, name)
 
         e = Emitter()
         x = chain.inputs(e, ["q"], n)
         g = _gravity(e, tree, _kinematics(e, tree, x["q"]))[0]
-        self._gravity = chain.compile_scalar(e, "gravity", ["q"], n, g, name)
+        self._gravity = _compile(e, "gravity", {"q": n}, g, name)
+
+        e = Emitter()
+        x = chain.inputs(e, ["q"], n)
+        M = _mass_matrix(e, tree, _kinematics(e, tree, x["q"]))
+        self._mass_matrix = _compile(e, "mass_matrix", {"q": n}, [v for row in M for v in row],
+                                     name)
 
         e = Emitter()
         x = chain.inputs(e, ["q", "qd", "qdd"], n)
         tau = _rnea(e, tree, _kinematics(e, tree, x["q"]), x["qd"], x["qdd"])
-        self._rnea = chain.compile_scalar(e, "rnea", ["q", "qd", "qdd"], n, tau, name)
+        self._rnea = _compile(e, "rnea", {"q": n, "qd": n, "qdd": n}, tau, name)
 
     def closure(self, q):
         """(Φ (m,), Φ_q (m, n)) at q (n,)."""
@@ -235,6 +275,11 @@ class CompiledClosedChain:
     def gravity(self, q):
         """g (n,) [N·m or N] at q (n,)."""
         return np.array(self._gravity(q.tolist()))
+
+    def mass_matrix(self, q):
+        """M (n, n) [kg·m² for revolute pairs] of the tree at q (n,)."""
+        n = self.tree.dof
+        return np.array(self._mass_matrix(q.tolist())).reshape(n, n)
 
     def rnea(self, q, qd, qdd):
         """τ (n,) [N·m or N] of the tree's motion (q, q̇, q̈), no loop closed."""

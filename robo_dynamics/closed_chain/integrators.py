@@ -18,7 +18,7 @@ DAE in all coordinates.
 import numpy as np
 
 from .bdf import REUSE, AdaptiveBDF, Convergence, weighted_rms
-from .tree_dynamics import tree_kinematics, tree_mass_matrix, tree_rnea
+from .tree_dynamics import tree_kinematics, tree_mass_matrix
 
 IMPLICIT_ITERATIONS = 20
 DIFFERENCE_STEP = 1e-6        # the central differences of the implicit Jacobian
@@ -27,9 +27,7 @@ DIFFERENCE_STEP = 1e-6        # the central differences of the implicit Jacobian
 def reduced_acceleration(chain, q, qd, tau=None):
     """v̈ (d,) from M̂ v̈ = Q̂ at a closed state (q, q̇); tau (k,) the motors' torques."""
     tree = chain.tree
-    kin = chain.kinematics(q)
-    M = tree_mass_matrix(tree, q, kin)
-    h = tree_rnea(tree, q, qd, np.zeros(tree.dof), kin=kin)
+    M, h = chain.compiled.mass_matrix(q), chain.compiled.rnea(q, qd, np.zeros(tree.dof))
     applied = np.zeros(tree.dof)
     if tau is not None:
         applied[list(chain.actuated)] = tau

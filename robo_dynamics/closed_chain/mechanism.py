@@ -25,7 +25,7 @@ from ..errors import ArgumentError, UnclosedState, URDFError
 from .closures import closure_wrenches, constraint, constraint_jacobian, gamma
 from .compiled import CompiledClosedChain
 from .partition import partition
-from .tree_dynamics import frame_jacobian, frame_pose, tree_kinematics, tree_mass_matrix
+from .tree_dynamics import frame_jacobian, frame_pose, tree_kinematics
 
 CLOSURE_TOLERANCE = 1e-6      # m (rad): how far apart closure frames may be where given
 NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
@@ -301,11 +301,8 @@ class ClosedChain:
     def forward_dynamics(self, q, qd, tau=None):
         """(q̈ (n,), λ (r,)) from the KKT system [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Sᵀτ − h; γ];
         tau (k,) in actuated_joints order (None: no motor torque)."""
-        kin = self.kinematics(q)
-        n = self.tree.dof
-        M = tree_mass_matrix(self.tree, q, kin)
-        h = self.compiled.rnea(np.asarray(q, dtype=float), np.asarray(qd, dtype=float),
-                               np.zeros(n))
+        q, qd, n = np.asarray(q, dtype=float), np.asarray(qd, dtype=float), self.tree.dof
+        M, h = self.compiled.mass_matrix(q), self.compiled.rnea(q, qd, np.zeros(n))
         applied = np.zeros(n)
         if tau is not None:
             applied[list(self.actuated)] = tau
@@ -324,4 +321,4 @@ class ClosedChain:
         body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
         B = self.velocity_transformation(q)
         J = frame_jacobian(self.tree, kin, body, p) @ B
-        return operational_space(J, B.T @ tree_mass_matrix(self.tree, q, kin) @ B)
+        return operational_space(J, B.T @ self.compiled.mass_matrix(np.asarray(q, float)) @ B)

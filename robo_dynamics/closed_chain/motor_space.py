@@ -18,7 +18,7 @@ coordinates: the same assembly branch while the motors move a little between sta
 import numpy as np
 
 from ..errors import ArgumentError, UnclosedState
-from .tree_dynamics import frame_jacobian, frame_pose, tree_mass_matrix
+from .tree_dynamics import frame_jacobian, frame_pose
 
 PREDICTED_STEP = 0.05   # rad or m: the largest motor step closed from a first-order guess
                         # (a joint-state stream moves the motors far less per state)
@@ -136,7 +136,7 @@ class MotorSpace:
     def mass_matrix(self, theta):
         """M̂ (k, k) = Bᵀ M B: the mechanism's inertia seen by the motors."""
         q, B = self.closed(theta)
-        return B.T @ tree_mass_matrix(self.tree, q, self.chain.kinematics(q)) @ B
+        return B.T @ self.chain.compiled.mass_matrix(q) @ B
 
     def bias(self, theta, theta_dot):
         """b̂ (k,) = Bᵀ (M c + h): the motor torques at θ̈ = 0 (Coriolis, centrifugal,
