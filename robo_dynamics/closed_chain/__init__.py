@@ -6,6 +6,8 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     tree.py            the spanning tree (every movable joint a coordinate) from a URDF
     tree_dynamics.py   its kinematics, frame Jacobians, RNEA and mass matrix
     closures.py        cut joints as Φ(q) = 0: Φ, Φ_q, γ; read from a params file
+    compiled.py        what a state needs, generated for one mechanism (Φ, Φ_q, g, RNEA, M,
+                       the motors' momentum terms)
     sdf.py             a closed mechanism from an SDF model (the loop cut where chosen)
     urdf_closures.py   a URDF's <gazebo> joints as closures, its transmissions as motors
     partition.py       generalized coordinate partitioning (Wehage and Haug)

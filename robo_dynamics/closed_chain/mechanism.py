@@ -96,7 +96,6 @@ class ClosedChain:
         self._partition = value
         self._u, self._v, self._rows = (np.array(x, dtype=np.intp)
                                         for x in (value.u, value.v, value.rows))
-        self._columns = np.arange(len(value.v))
         self._last.pop("Phi_u_inv", None)
 
     @property
@@ -226,8 +225,8 @@ class ClosedChain:
             if since_best == NEWTON_STALLED:        # not converging from this guess
                 return None
             if residual <= NEWTON_TOLERANCE:
-                turns = np.round((q[u] - guess[u]) / (2.0 * np.pi)) if iteration else None
-                if iteration and turns.any():
+                if iteration:                   # moved from the guess: its nearest turn
+                    turns = np.round((q[u] - guess[u]) / (2.0 * np.pi))
                     q[u] -= np.where(self.tree.is_prismatic[u], 0.0, 2.0 * np.pi * turns)
                 return q
             try:
@@ -243,7 +242,7 @@ class ClosedChain:
         `columns` (joint indices; default the partition's v, sorted)."""
         v = self._v if columns is None else np.asarray(columns, dtype=np.intp)
         B = np.zeros((self.tree.dof, len(v)))
-        B[v, self._columns[:len(v)]] = 1.0
+        B[v, np.arange(len(v))] = 1.0
         if len(self._u):
             B[self._u] = -self.dependent_inverse(q) @ self._at(q)["Phi_q"][self._rows[:, None], v]
         return B

@@ -7,8 +7,9 @@ Converting the Python message to C and serialising it costs more than the dynami
 at start-up and each cycle overwrites its numbers in the byte buffer (CDR, little endian):
 
     offset 4 .. 12     header.stamp: int32 sec, uint32 nanosec   (JointState only)
-    8 n bytes          effort or position (JointState) or data (Float64MultiArray): n float64, found
-                       by serialising placeholder values once and locating them
+    8 n bytes          effort or position (JointState) or data (Float64MultiArray): n
+                       float64, found by serialising placeholder values once and locating
+                       them
 
 rclpy's Publisher.publish takes the bytes as a serialised message. The layout is verified
 at construction by a round trip through rclpy's own deserialiser; if it does not hold, the
