@@ -367,11 +367,12 @@ def test_lambda_through_the_loop_inverts_the_constrained_mobility(kind, dof):
 
 
 def test_the_cross_check_of_the_two_backends_agrees_and_catches_a_wrong_mass():
-    """closed_chain.cross_check: the four-bar against Pinocchio's constraintDynamics at
+    """backends.cross_check_closed_chain: the four-bar against Pinocchio's constraintDynamics at
     random states under random crank torques, every quantity within 1e-9 (relative); against
     Pinocchio on a four-bar whose coupler is 10 % heavier (a model that is not this one),
     every quantity is reported off by more than 1e-3."""
-    from robo_dynamics.closed_chain.cross_check import QUANTITIES, cross_check
+    from robo_dynamics.backends.cross_check import (CLOSED_CHAIN_QUANTITIES as QUANTITIES,
+                                                    cross_check_closed_chain as cross_check)
     chain = FOUR_BAR_SOURCES["urdf+params"]()
     heavier = planar_four_bar_urdf().replace('<mass value="2.0"/>', '<mass value="2.2"/>', 1)
     assert heavier != planar_four_bar_urdf()

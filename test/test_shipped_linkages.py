@@ -12,7 +12,7 @@ import yaml
 
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import load_closed_chain
-from robo_dynamics.closed_chain.cross_check import cross_check
+from robo_dynamics.backends.cross_check import cross_check_closed_chain
 from conftest import REPO
 
 G = 9.81
@@ -96,7 +96,7 @@ def test_moving_its_motion_and_constraint_forces_are_pinocchios(chain):
         q = closed(chain, motors)
         qd = chain.velocities(q, rng.uniform(-1.5, 1.5, 4))
         tau = rng.uniform(-200.0, 200.0, 4)
-        found = cross_check(chain, reference, q, qd, tau)
+        found = cross_check_closed_chain(chain, reference, q, qd, tau)
         assert max(d.max_rel for d in found.values()) <= 1e-8, found
 
 

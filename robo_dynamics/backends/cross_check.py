@@ -1,6 +1,7 @@
 """Evaluate two solvers at one state and report how far apart they are, per quantity:
 all at once (`cross_check`), or one solver's quantity per call (`CrossCheckSteps`, for a
-control loop that can spare a little time per cycle but not all of it in one).
+control loop that can spare a little time per cycle but not all of it in one); and a closed
+chain's two backends (`cross_check_closed_chain`).
 
 The state is checked once, when the comparison begins; every evaluation after that uses
 the solvers' unchecked fast path on the checked copy."""
@@ -87,3 +88,25 @@ def cross_check(solver, reference, q, qd, qdd, quantities=QUANTITIES):
     while not steps.done:
         steps.step()
     return steps.report
+
+
+CLOSED_CHAIN_QUANTITIES = ("forward_dynamics", "constraint_forces", "inverse_dynamics")
+
+
+def cross_check_closed_chain(chain, reference, q, qd, tau=None):
+    """{quantity: Difference} of a closed chain (closed_chain.ClosedChain) against another
+    solver of it with the same methods (pinocchio_closed_chain.PinocchioClosedChain) at a
+    closed state (q, q̇) [rad, rad/s] under the motor torques tau (k,) [N·m or N; None:
+    none]: q̈ and the generalized constraint forces Φ_qᵀλ of forward dynamics, and, when
+    every degree of freedom has a motor, the motor torques that give the reference's q̈
+    back (inverse dynamics)."""
+    qdd, lam = chain.forward_dynamics(q, qd, tau)
+    reference_qdd, reference_force = reference.forward_dynamics(q, qd, tau)
+    found = {"forward_dynamics": difference(qdd, reference_qdd),
+             "constraint_forces": difference(chain.constraint_jacobian(q).T @ lam,
+                                             reference_force)}
+    if chain.fully_actuated:
+        found["inverse_dynamics"] = difference(
+            chain.inverse_dynamics(q, qd, reference_qdd)[0],
+            reference.inverse_dynamics(q, qd, reference_qdd)[0])
+    return found
