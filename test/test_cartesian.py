@@ -73,6 +73,80 @@ def test_double_diagonalisation_gives_every_mode_the_damping_ratio():
                                    rtol=1e-5)        # ζ = 1: a double root, split by rounding
 
 
+@pytest.mark.parametrize("arm", ["planar_2link", "rd_palletizer"])
+def test_a_tip_that_moves_in_fewer_directions_gets_the_damping_ratio_in_those(arm):
+    """Λ of a 2-joint arm and of the palletizer's tool (4 motors) has zero inertia where the
+    tip cannot go: there D is zero and no mode (ω 0); in the directions it moves in (V_r,
+    Λ's nonzero eigenvectors) the eigenvalues s of Λ_r ë + D_r ė + K_r e = 0 have
+    −Re s / |s| = ζ and |s| = the nonzero ω. At 20 poses: at some, rounding leaves Λ's zero
+    eigenvalues positive and its Cholesky factor finite. A Cartesian impedance target is
+    admitted and commands finite torques."""
+    if arm == "planar_2link":
+        model = rd.load_robot(SHIPPED / "planar_2link.urdf")
+        solver, q0 = rd.make_solver(model, "pinocchio"), np.array([0.3, 0.8])
+    else:
+        from closed_chain_models import shipped_linkage
+        from robo_dynamics.backends.closed_chain import ClosedChainSolver
+        solver = ClosedChainSolver(shipped_linkage("rd_palletizer"), "tool0")
+        model, q0 = solver.model, np.array([0.5, 0.3, -0.3, 0.4])
+    K, zeta = np.diag([800.0, 600.0, 700.0, 30.0, 40.0, 50.0]), 0.7
+    rng = np.random.default_rng(0)
+    for q in [q0] + [q0 + rng.uniform(-0.2, 0.2, model.dof) for _ in range(19)]:
+        Lambda = solver.operational_space_inertia(q)
+        lam, V = np.linalg.eigh(Lambda)
+        moves = lam > 1e-9 * lam[-1]
+        assert moves.sum() == model.dof
+        D, omega = c.modal_damping(Lambda, K, zeta)
+        np.testing.assert_allclose(D @ V[:, ~moves], 0.0, atol=1e-9 * np.abs(D).max())
+        assert np.count_nonzero(omega) == model.dof
+        V_r = V[:, moves]
+        L_r, K_r, D_r = (V_r.T @ X @ V_r for X in (Lambda, K, D))
+        A = np.block([[np.zeros_like(L_r), np.eye(len(L_r))],
+                      [-np.linalg.solve(L_r, K_r), -np.linalg.solve(L_r, D_r)]])
+        s = np.linalg.eigvals(A)
+        np.testing.assert_allclose(-s.real / np.abs(s), zeta, rtol=1e-6)
+        np.testing.assert_allclose(np.sort(np.abs(s)), np.sort(np.repeat(omega[omega > 0], 2)),
+                                   rtol=1e-6)
+    ctrl = started(solver, q0)
+    R, p = solver.tip_pose(q0)
+    event = ctrl.desire(target(c.CARTESIAN_IMPEDANCE, R, p + 0.01, K, zeta, n=model.dof), DT)
+    assert event.kind == "tracking", event.message
+    command = ctrl.step(list(model.joint_names), q0.tolist(), [0.1] * model.dof, [],
+                        2 * DT).command
+    assert command is not None and np.isfinite(command).all()
+
+
+def started(solver, q):
+    """A Controller of `solver` that has had two joint states at q (its period known)."""
+    model = solver.model
+    names, n = list(model.joint_names), model.dof
+    ctrl = Controller(solver, JointStateMerger(names, names), Settings(
+        kp=np.full(n, 100.0), kd=np.full(n, 20.0), effort_bound=model.effort_limit,
+        max_torque_rate=np.full(n, 1e9), start_tolerance=np.full(n, 1.0),
+        max_tracking_error=np.full(n, 1.0), velocity_bound=np.full(n, np.inf),
+        hold_damping=None, stale_timeout=1.0))
+    for t in (0.0, DT):
+        ctrl.step(names, list(q), [0.0] * n, [], t)
+    return ctrl
+
+
+def test_a_target_whose_tip_dynamics_cannot_be_computed_is_refused_with_the_reason(
+        monkeypatch):
+    """A solver failing at the pose (LinAlgError from Λ, as a singular factor gives): the
+    target is refused saying so and nothing changes; no exception reaches the caller (the
+    node's topic callback)."""
+    q, solver = np.array(POSES["ordinary"]), rd.make_solver(ROBOT, "pinocchio")
+    ctrl = started(solver, q)
+    R, p = solver.tip_pose(q)
+
+    def failing(*_):
+        raise np.linalg.LinAlgError("Array must not contain infs or NaNs")
+    monkeypatch.setattr(solver, "_mass_matrix_inverse", failing)    # what Λ reads
+    event = ctrl.desire(target(c.CARTESIAN_IMPEDANCE, R, p, np.diag([300.0] * 6)), DT)
+    assert event.kind == "refused" and "cannot be computed" in event.message, event.message
+    assert ctrl.mode == "gravity" and ctrl.motion is None
+
+
 def sampled_loop(omega, zeta, T, steps=4000):
     """|x| after `steps` of ẍ = u, u held over each period, computed one period late."""
     x, v, u_next = 1.0, 0.0, 0.0

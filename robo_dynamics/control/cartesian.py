@@ -35,7 +35,7 @@ import numpy as np
 
 from ..algorithms import small_linalg
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
-from ..algorithms.operational_space import operational_space
+from ..algorithms.operational_space import KAPPA_MAX, operational_space
 from ..spatial.rotations import rotation_vector
 from .momentum_observer import COLLISION, UNKNOWN, as_contact
 from .trajectory import Motion
@@ -61,13 +61,30 @@ def modal_damping(Lambda, K, zeta):
     """(D (6, 6), ω (6,)): D = Qᵀ diag(2ζω) Q for any Q with Λ = QᵀQ and K = Qᵀ diag(ω²) Q,
     so each mode of Λ ë + D ė + K e = 0 has damping ratio ζ and natural frequency ω [rad/s]
     (Albu-Schäffer et al., ICRA 2003, §III). Q from the Cholesky factor Λ = C Cᵀ and the
-    eigenvectors W of C⁻¹ K C⁻ᵀ: Q = Wᵀ Cᵀ (the same D as 2ζ Λ^½ (Λ^-½ K Λ^-½)^½ Λ^½)."""
-    C = small_linalg.cholesky(Lambda)           # Λ positive definite: the node's bounded Λ
-    C_inv = small_linalg.inv(C)
+    eigenvectors W of C⁻¹ K C⁻ᵀ: Q = Wᵀ Cᵀ (the same D as 2ζ Λ^½ (Λ^-½ K Λ^-½)^½ Λ^½).
+
+    A tip that moves in fewer than 6 directions (an arm of fewer joints, a linkage) has a Λ
+    with zero inertia in the others (operational_space's pseudo-inverse): the modes are
+    those of the directions it moves in, from the factor C = V_r diag(λ_r)^½ of Λ's nonzero
+    eigenvalues λ_r, and D is zero outside them (ω 0 there: no mode). operational_space
+    keeps every nonzero eigenvalue of Λ above λ_max/κ_max; a zero one comes out of rounding
+    at about ε λ_max."""
+    smallest = np.diag(Lambda).max() / (10.0 * KAPPA_MAX)   # below: rounding, not inertia
+    with np.errstate(invalid="ignore"):         # NaN where Λ is singular: tested below
+        C = small_linalg.cholesky(Lambda)
+    pivots = np.diag(C) ** 2                    # each at least Λ's smallest eigenvalue
+    if np.isfinite(C).all() and pivots.min() > smallest:
+        C_inv = small_linalg.inv(C)
+    else:                                       # singular: the directions the tip moves in
+        lam, V = small_linalg.eigh(Lambda)
+        moves = lam > smallest
+        C = V[:, moves] * np.sqrt(lam[moves])
+        C_inv = (V[:, moves] / np.sqrt(lam[moves])).T            # C⁺
     k0, W = small_linalg.eigh(C_inv @ K @ C_inv.T)
-    omega = np.sqrt(np.maximum(k0, 0.0))
+    omega = np.zeros(6)
+    omega[:len(k0)] = np.sqrt(np.maximum(k0, 0.0))
     B = C @ W                                           # Qᵀ
-    D = (B * (2.0 * zeta * omega)) @ B.T
+    D = (B * (2.0 * zeta * omega[:len(k0)])) @ B.T
     return 0.5 * (D + D.T), omega
 
 
