@@ -14,7 +14,7 @@ from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import closure, load_tree
 from robo_dynamics.closed_chain.closures import constraint, constraint_jacobian, gamma
 from robo_dynamics.closed_chain.compiled import CompiledClosedChain
-from robo_dynamics.closed_chain.tree_dynamics import tree_kinematics
+from robo_dynamics.closed_chain.tree_dynamics import frame_jacobian, frame_pose, tree_kinematics
 
 pin = pytest.importorskip("pinocchio")
 EPS = 1e-6         # rad: central differences
@@ -101,3 +101,28 @@ def test_the_tree_terms_are_pinocchios(chain):
         pin.computeCoriolisMatrix(model, data, q, qd)
         expected = data.C.T @ qd
         np.testing.assert_allclose(CT_qd, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("name, link", [("rd_palletizer", "tool0"), ("rd_delta", "platform")])
+def test_a_frame_is_the_general_forms_and_its_jacobian_the_points_rate(name, link):
+    """The pose and Jacobian of a point of a link (0.1, −0.05, 0.2 m in its frame) equal
+    tree_dynamics' frame_pose and frame_jacobian at random q; J q̇ is the point's velocity
+    and J̇ q̇ (frame_bias) the rate of J q̇, both by central differences along q̇."""
+    chain = shipped_linkage(name)
+    tree, point = chain.tree, np.array([0.1, -0.05, 0.2])
+    compiled = CompiledClosedChain(tree, chain.closures)
+    pose, bias = compiled.frame(link, point), compiled.frame_bias(link, point)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        q, qd = rng.uniform(-1.0, 1.0, tree.dof), rng.uniform(-1.0, 1.0, tree.dof)
+        kin = tree_kinematics(tree, q)
+        body, R_expected, p_expected = frame_pose(tree, kin, link, np.eye(3), point)
+        R, p, J = pose(q)
+        np.testing.assert_allclose(R, R_expected, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(p, p_expected, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(J, frame_jacobian(tree, kin, body, p_expected), rtol=0,
+                                   atol=1e-13)
+        velocity = (pose(q + EPS * qd)[1] - pose(q - EPS * qd)[1]) / (2 * EPS)
+        np.testing.assert_allclose(J[:3] @ qd, velocity, rtol=0, atol=1e-8)
+        acceleration = (pose(q + EPS * qd)[2] @ qd - pose(q - EPS * qd)[2] @ qd) / (2 * EPS)
+        np.testing.assert_allclose(bias(q, qd), acceleration, rtol=0, atol=1e-7)

@@ -16,7 +16,6 @@ import numpy as np
 from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED
 from ..closed_chain.motor_model import motor_model
 from ..closed_chain.motor_space import MotorSpace
-from ..closed_chain.tree_dynamics import frame_motion, frame_pose, tree_motion
 from ..errors import ArgumentError
 from .base import DynamicsSolver
 
@@ -102,11 +101,9 @@ class ClosedChainSolver(DynamicsSolver):
     def _jacobian_dot_qd(self, q, qd, frame):
         """J̇ θ̇ [linear; angular]: the tool origin's acceleration at θ̈ = 0, base axes."""
         q_tree, qd_tree, _, c = self.motors.state(q, qd)
-        tree = self.chain.tree
-        kin = self.chain.kinematics(q_tree)
-        body, _, p = frame_pose(tree, kin, self.tip_link)
-        _, _, a_p, w_dot = frame_motion(tree_motion(tree, kin, qd_tree, c, np.zeros(3)), body, p)
-        acceleration = np.concatenate((a_p, w_dot))
+        compiled = self.chain.compiled
+        J = compiled.frame(self.tip_link)(q_tree)[2]
+        acceleration = compiled.frame_bias(self.tip_link)(q_tree, qd_tree) + J @ c    # q̈ = c
         if frame == LOCAL:
             R = self._tip_pose(q)[0]
             acceleration = np.concatenate((R.T @ acceleration[:3], R.T @ acceleration[3:]))
@@ -114,8 +111,7 @@ class ClosedChainSolver(DynamicsSolver):
 
     def _tip_pose(self, q):
         """(R (3, 3), p (3,)): the tool frame in the base frame."""
-        kin = self.chain.kinematics(self.motors.pose(q))
-        _, R, p = frame_pose(self.chain.tree, kin, self.tip_link)
+        R, p, _ = self.chain.compiled.frame(self.tip_link)(self.motors.pose(q))
         return R, p
 
     def _rnea_batch(self, q, qd, qdd):

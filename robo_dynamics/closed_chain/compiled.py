@@ -6,6 +6,8 @@ joint state, in base-frame axes as tree_dynamics.py and closures.py compute them
     gravity(q)       g (n,) of the tree
     rnea(q, q̇, q̈)    τ = M q̈ + C q̇ + g (n,) of the tree (tree_rnea)
     mass_matrix(q)   M (n, n) of the tree (tree_mass_matrix)
+    frame            for one point of a link: its pose and Jacobian (frame_jacobian)
+    frame_bias       for one point of a link: J̇ q̇, its acceleration at q̈ = 0
     motor_terms      for one partition: c_u (the dependent accelerations at v̈ = 0) and
                      the motors' momentum terms, from W = ∂(Φ_q q̇)/∂q and p = M q̇
 
@@ -235,6 +237,7 @@ class CompiledClosedChain:
 
     def __init__(self, tree, closures):
         self.tree, self.closures = tree, tuple(closures)
+        self._frames = {}                 # frame's and frame_bias's, per link and point
         n, name = tree.dof, tree.name
         self.rows = sum(c.rows for c in self.closures)
 
@@ -284,6 +287,59 @@ class CompiledClosedChain:
     def rnea(self, q, qd, qdd):
         """τ (n,) [N·m or N] of the tree's motion (q, q̇, q̈), no loop closed."""
         return np.array(self._rnea(q.tolist(), qd.tolist(), qdd.tolist()))
+
+    def frame(self, link, point=(0.0, 0.0, 0.0)):
+        """A function pose(q) → (R (3, 3), p (3,), J (6, n)), compiled at the first call for
+        this link and point [m] (in the link's frame): the link's axes and the point's
+        position in the base frame, and the point's Jacobian [linear; angular], base axes
+        (frame_jacobian)."""
+        key = (link, tuple(float(x) for x in point))
+        if key not in self._frames:
+            tree, n = self.tree, self.tree.dof
+            e = Emitter()
+            x = chain.inputs(e, ["q"], n)
+            bodies = _kinematics(e, tree, x["q"])
+            body, R, p = _frame(e, tree, bodies, link, np.eye(3), np.array(key[1]))
+            J = [[0.0] * n for _ in range(6)]
+            for j in _ancestors(tree, body):
+                linear, angular = _column(e, bodies, j, p)
+                for row, value in enumerate(linear + angular):
+                    J[row][j] = value
+            function = _compile(e, "frame", {"q": n},
+                                [v for row in R for v in row] + p + [v for row in J for v in row],
+                                f"{tree.name} {link}")
+
+            def pose(q):
+                out = np.array(function(q.tolist()))
+                return out[:9].reshape(3, 3), out[9:12], out[12:].reshape(6, n)
+            self._frames[key] = pose
+        return self._frames[key]
+
+    def frame_bias(self, link, point=(0.0, 0.0, 0.0)):
+        """A function bias(q, q̇) → J̇ q̇ (6,) [linear; angular], base axes, compiled at the
+        first call for this link and point: the point's classical acceleration and the
+        link's angular acceleration at q̈ = 0, Σ_j ∂(J q̇)/∂q_j q̇_j (forward-mode
+        derivatives of the recorded J q̇)."""
+        key = ("bias", link, tuple(float(x) for x in point))
+        if key not in self._frames:
+            tree, n = self.tree, self.tree.dof
+            e = Emitter()
+            x = chain.inputs(e, ["q", "qd"], n)
+            bodies = _kinematics(e, tree, x["q"])
+            body, _, p = _frame(e, tree, bodies, link, np.eye(3), np.array(key[2]))
+            rate = [[0.0] * 3, [0.0] * 3]                    # J q̇: [v_p; ω]
+            for j in _ancestors(tree, body):
+                linear, angular = _column(e, bodies, j, p)
+                rate = [e.vadd(rate[0], e.scale(x["qd"][j], linear)),
+                        e.vadd(rate[1], e.scale(x["qd"][j], angular))]
+            rate = rate[0] + rate[1]
+            bias = [0.0] * 6
+            for j in range(n):
+                bias = e.vadd(bias, e.scale(x["qd"][j], e.derivatives(rate, f"q{j}")))
+            function = _compile(e, "frame_bias", {"q": n, "qd": n}, bias,
+                                f"{tree.name} {link}")
+            self._frames[key] = lambda q, qd: np.array(function(q.tolist(), qd.tolist()))
+        return self._frames[key]
 
     def motor_terms(self, rows, u):
         """A function terms(q, q̇, Φ_u⁻¹) → (c_u (r,), p (n,), y (n,)) compiled for the Φ rows

@@ -25,7 +25,7 @@ from ..errors import ArgumentError, UnclosedState, URDFError
 from .closures import closure_wrenches, constraint, constraint_jacobian, gamma
 from .compiled import CompiledClosedChain
 from .partition import partition
-from .tree_dynamics import frame_jacobian, frame_pose, tree_kinematics
+from .tree_dynamics import tree_kinematics
 
 CLOSURE_TOLERANCE = 1e-6      # m (rad): how far apart closure frames may be where given
 NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
@@ -316,8 +316,7 @@ class ClosedChain:
         [m] in the link's frame) through the loops: Λ = (J_v M̂⁻¹ J_vᵀ)⁻¹ with J_v = J B
         (6, d), rows [linear; angular], base axes, and M̂ = Bᵀ M B. The mechanism moves the
         point in at most d directions; Λ has zero inertia in the others."""
-        kin = self.kinematics(q)
-        body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
+        q = np.asarray(q, dtype=float)
         B = self.velocity_transformation(q)
-        J = frame_jacobian(self.tree, kin, body, p) @ B
-        return operational_space(J, B.T @ self.compiled.mass_matrix(np.asarray(q, float)) @ B)
+        J = self.compiled.frame(link, point)(q)[2] @ B
+        return operational_space(J, B.T @ self.compiled.mass_matrix(q) @ B)

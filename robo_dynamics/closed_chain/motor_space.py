@@ -18,7 +18,6 @@ coordinates: the same assembly branch while the motors move a little between sta
 import numpy as np
 
 from ..errors import ArgumentError, UnclosedState
-from .tree_dynamics import frame_jacobian, frame_pose
 
 PREDICTED_STEP = 0.05   # rad or m: the largest motor step closed from a first-order guess
                         # (a joint-state stream moves the motors far less per state)
@@ -172,9 +171,8 @@ class MotorSpace:
         qdd = B @ self._motor_vector("theta_ddot", theta_ddot) + c
         load = None
         if wrench is not None:
-            kin = self.chain.kinematics(q)
-            body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
-            load = frame_jacobian(self.tree, kin, body, p).T @ np.asarray(wrench, dtype=float)
+            J = self.chain.compiled.frame(link, point)(q)[2]
+            load = J.T @ np.asarray(wrench, dtype=float)
         return self.chain.inverse_dynamics(q, qd, qdd, load)
 
     def closure_wrenches(self, theta, lam):
@@ -190,9 +188,7 @@ class MotorSpace:
         """(6, k) [linear; angular] in base axes: the velocity of `point` [m] of `link`
         (its frame) per motor rate, J B."""
         q, B = self.closed(theta)
-        kin = self.chain.kinematics(q)
-        body, _, p = frame_pose(self.tree, kin, link, np.eye(3), np.asarray(point, float))
-        return frame_jacobian(self.tree, kin, body, p) @ B
+        return self.chain.compiled.frame(link, point)(q)[2] @ B
 
     def operational_space_inertia(self, theta, link, point=(0.0, 0.0, 0.0)):
         """The OperationalSpace (algorithms/operational_space.py) of `point` of `link`
