@@ -13,7 +13,7 @@ from closed_chain_models import FOUR_BAR_PARAMETERS, planar_four_bar_urdf, shipp
 from conftest import REPO
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import MotorSpace, load_closed_chain
-from robo_dynamics.closed_chain.tree_dynamics import frame_pose, tree_gravity, tree_momentum
+from robo_dynamics.closed_chain.tree_dynamics import frame_pose
 from robo_dynamics.errors import ArgumentError
 from test_closed_chain_delta import potential
 from test_shipped_linkages import holding_torque
@@ -103,14 +103,16 @@ def test_the_momentum_terms_are_derivatives_of_pinocchios_kinetic_energy(linkage
                                for e in np.eye(motors.dof)])
         np.testing.assert_allclose(p, expected_p, atol=1e-6 * np.abs(expected_p).max())
         q, qd, _, _ = motors.state(theta, theta_dot)
-        tree_p, tree_CT_qd = tree_momentum(chain.tree, chain.kinematics(q), qd)
+        rows = chain.compiled.rows                     # the tree's M q̇ and Cᵀq̇: y at Φ_u⁻¹ = 0
+        _, tree_p, tree_CT_qd = chain.compiled.motor_terms(range(rows), list(range(rows)))(
+            q, qd, np.zeros((rows, rows)))
         pin.computeCoriolisMatrix(reference.model, reference.data, q, qd)
         np.testing.assert_allclose(tree_CT_qd, reference.data.C.T @ qd, atol=1e-10)
         M = pin.crba(reference.model, reference.data, q)
         M = np.triu(M) + np.triu(M, 1).T
         np.testing.assert_allclose(tree_p, M @ qd, atol=1e-10)
         np.testing.assert_allclose(
-            tree_gravity(chain.tree, chain.kinematics(q)),
+            chain.compiled.gravity(q),
             pin.computeGeneralizedGravity(reference.model, reference.data, q), atol=1e-10)
 
 

@@ -138,8 +138,7 @@ def constraint_jacobian(tree, closures, kin):
 
 
 def gamma(tree, closures, kin, qd):
-    """γ (m,) = −(d/dt Φ_q) q̇: with q̈ = 0 and no gravity, Φ̈ = −γ. qd (n,), or (k, n) for
-    k velocities at once (then γ is (k, m))."""
+    """γ (m,) = −(d/dt Φ_q) q̇: with q̈ = 0 and no gravity, Φ̈ = −γ. qd (n,)."""
     qd = np.asarray(qd, dtype=float)
     motion = tree_motion(tree, kin, qd, np.zeros_like(qd), np.zeros(3))
     rows = []
@@ -147,19 +146,19 @@ def gamma(tree, closures, kin, qd):
             closures, ClosureFrames(tree, closures, kin).poses):
         _, w_a, acc_a, wd_a = frame_motion(motion, body_a, p_a)
         _, w_b, acc_b, wd_b = frame_motion(motion, body_b, p_b)
-        rows.append(-(acc_b - acc_a) + np.zeros(qd.shape[:-1] + (3,)))
+        rows.append(-(acc_b - acc_a))
         if c.kind == "revolute":
             z_b, dz_b = R_b[:, 2], cross(w_b, R_b[:, 2])
             out = []
             for k in (0, 1):
                 x = R_a[:, k]
                 dx = cross(w_a, x)
-                out.append(-(np.sum((cross(dx, z_b) + cross(x, dz_b)) * (w_a - w_b), axis=-1)
-                             + np.sum(cross(x, z_b) * (wd_a - wd_b), axis=-1)))
-            rows.append(np.stack(out, axis=-1))
+                out.append(-((cross(dx, z_b) + cross(x, dz_b)) @ (w_a - w_b)
+                             + cross(x, z_b) @ (wd_a - wd_b)))
+            rows.append(out)
         elif c.kind == "weld":
-            rows.append(-(wd_b - wd_a) + np.zeros(qd.shape[:-1] + (3,)))
-    return np.concatenate(rows, axis=-1) if rows else np.zeros(qd.shape[:-1] + (0,))
+            rows.append(-(wd_b - wd_a))
+    return np.concatenate(rows) if rows else np.zeros(0)
 
 
 ClosureWrench = collections.namedtuple("ClosureWrench", ["name", "point", "force", "moment"])

@@ -21,7 +21,7 @@ rows, rotation_vector(R_b R_aᵀ), are computed from the frames the code returns
 W gives both γ = −(d/dt Φ_q) q̇ = −W q̇ and the derivative of the constraint velocity along
 the closed motion that the motors' Coriolis term needs (motor_space.py); the forward-mode
 derivatives of the recorded Φ_q q̇ (codegen.Emitter.derivatives) give it. The momentum terms
-are tree_momentum's (Featherstone, Rigid Body Dynamics Algorithms, §2.9).
+are in _momentum (Featherstone, Rigid Body Dynamics Algorithms, §2.9).
 """
 
 import math
@@ -84,6 +84,36 @@ def _column(e, bodies, joint, point):
     return e.vadd(S_lin, e.cross(S_ang, point)), S_ang
 
 
+def _point_columns(e, tree, bodies, body, point):
+    """{joint j: (linear, angular)} of the Jacobian columns of a point of `body` at `point`
+    (base frame), for the joints from the base to the body."""
+    return {j: _column(e, bodies, j, point) for j in sorted(_ancestors(tree, body))}
+
+
+def _com(e, tree, bodies, i):
+    """Body i's centre of mass in the base frame."""
+    R, o = bodies[i][0], bodies[i][1]
+    return e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
+
+
+def _inertia_times(e, tree, bodies, i, x):
+    """I_c x with I_c = R I Rᵀ body i's inertia about its COM in base axes (x base axes)."""
+    R = bodies[i][0]
+    return e.matvec(R, e.matvec(chain.constants(tree.inertia[i]),
+                                e.matvec(chain.transpose(R), x)))
+
+
+def _body_momenta(e, tree, bodies, w, v):
+    """Per body (c, h, L): its COM, linear momentum h = m (v + ω × c) and angular momentum
+    about the base origin L = I_c ω + c × h, from its twist (ω, v) (rnea.body_wrenches)."""
+    out = []
+    for i in range(tree.dof):
+        c = _com(e, tree, bodies, i)
+        h = e.scale(chain.clean(tree.mass[i]), e.vadd(v[i], e.cross(w[i], c)))
+        out.append((c, h, e.vadd(_inertia_times(e, tree, bodies, i, w[i]), e.cross(c, h))))
+    return out
+
+
 def _closure_rows(e, tree, closures, bodies):
     """(Φ rows (weld rotation rows None), Φ_q rows (lists of n values), weld frames)."""
     n, Phi, Phi_q, weld_frames = tree.dof, [], [], []
@@ -114,14 +144,15 @@ def _closure_rows(e, tree, closures, bodies):
 
 
 def _gravity(e, tree, bodies):
-    """g (n,): each joint's screw axis against its subtree's weight reactions (tree_gravity)."""
+    """g (n,): the RNEA at rest without the motion's terms. Each body's wrench about the base
+    origin is its weight's reaction m a, a = −gravity: (c × m a, m a); each joint's screw
+    axis takes its subtree's sum."""
     n = tree.dof
     f_ang, f_lin = [], []
-    for i, (R, o, _, _) in enumerate(bodies):
+    for i in range(n):
         weight = chain.constants(-tree.mass[i] * np.asarray(tree.gravity))
-        com = e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
         f_lin.append(weight)
-        f_ang.append(e.cross(com, weight))
+        f_ang.append(e.cross(_com(e, tree, bodies, i), weight))
     return _subtree_projections(e, tree, bodies, f_ang, f_lin, n)
 
 
@@ -164,16 +195,11 @@ def _rnea(e, tree, bodies, qd, qdd):
         vd[i] = e.vadd(vd_p, e.scale(qdd[i], S_lin), e.scale(
             qd[i], e.vadd(e.cross(v[i], S_ang), e.cross(w[i], S_lin))))
     f_ang, f_lin = [], []
-    for i, (R, o, _, _) in enumerate(bodies):
-        mass, inertia = chain.clean(tree.mass[i]), chain.constants(tree.inertia[i])
-        c = e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
-        h = e.scale(mass, e.vadd(v[i], e.cross(w[i], c)))
-        spin = e.matvec(R, e.matvec(inertia, e.matvec(chain.transpose(R), w[i])))
-        L = e.vadd(spin, e.cross(c, h))
-        ma = e.scale(mass, e.vadd(vd[i], e.cross(wd[i], c)))
+    for i, (c, h, L) in enumerate(_body_momenta(e, tree, bodies, w, v)):
+        ma = e.scale(chain.clean(tree.mass[i]), e.vadd(vd[i], e.cross(wd[i], c)))
         f_lin.append(e.vadd(ma, e.cross(w[i], h)))
-        f_ang.append(e.vadd(e.matvec(R, e.matvec(inertia, e.matvec(chain.transpose(R), wd[i]))),
-                            e.cross(c, ma), e.cross(w[i], L), e.cross(v[i], h)))
+        f_ang.append(e.vadd(_inertia_times(e, tree, bodies, i, wd[i]), e.cross(c, ma),
+                            e.cross(w[i], L), e.cross(v[i], h)))
     return _subtree_projections(e, tree, bodies, f_ang, f_lin, n)[0]
 
 
@@ -184,8 +210,8 @@ def _mass_matrix(e, tree, bodies):
     with h = Σ m c and A = Σ (I_c + m (|c|² 1 − c cᵀ)) (the bodies' COM c, inertia I_c)."""
     n = tree.dof
     A, h, m = [None] * n, [None] * n, [chain.clean(x) for x in tree.mass]
-    for i, (R, o, _, _) in enumerate(bodies):
-        c = e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
+    for i, (R, _, _, _) in enumerate(bodies):
+        c = _com(e, tree, bodies, i)
         I_c = _matmul(e, _matmul(e, R, chain.constants(tree.inertia[i])), chain.transpose(R))
         squared = e.dot(c, c)
         A[i] = [[e.add(I_c[a][b], e.mul(m[i], e.sub(squared if a == b else 0.0,
@@ -211,18 +237,15 @@ def _mass_matrix(e, tree, bodies):
 
 
 def _momentum(e, tree, bodies, qd):
-    """(p (n,), ∂T/∂q (n,)): tree_momentum."""
+    """(M q̇ (n,), ∂T/∂q = C(q, q̇)ᵀ q̇ (n,)) of the tree, T = ½ q̇ᵀ M q̇: with H_i the
+    momentum of the subtree from body i out [angular about the base origin; linear],
+    ∂T/∂q̇_i = S_i · H_i and ∂T/∂q_i = [ad_{V_i}] S_i · H_i (the screw axis S_i moves with
+    its own body's twist V_i; Featherstone, Rigid Body Dynamics Algorithms, §2.9)."""
     n = tree.dof
     w, v = _twists(e, tree, bodies, qd)
-    L, P = [], []
-    for i, (R, o, _, _) in enumerate(bodies):
-        com = e.vadd(o, e.matvec(R, chain.constants(tree.com[i])))
-        linear = e.scale(chain.clean(tree.mass[i]), e.vadd(v[i], e.cross(w[i], com)))
-        spin = e.matvec(R, e.matvec(chain.constants(tree.inertia[i]),
-                                    e.matvec(chain.transpose(R), w[i])))
-        L.append(e.vadd(spin, e.cross(com, linear)))
-        P.append(linear)
-    p, H_ang, H_lin = _subtree_projections(e, tree, bodies, L, P, n)
+    momenta = _body_momenta(e, tree, bodies, w, v)
+    p, H_ang, H_lin = _subtree_projections(e, tree, bodies, [L for _, _, L in momenta],
+                                           [h for _, h, _ in momenta], n)
     dT_dq = []
     for i, (_, _, S_ang, S_lin) in enumerate(bodies):
         S_dot_ang = e.cross(w[i], S_ang)
@@ -301,8 +324,7 @@ class CompiledClosedChain:
             bodies = _kinematics(e, tree, x["q"])
             body, R, p = _frame(e, tree, bodies, link, np.eye(3), np.array(key[1]))
             J = [[0.0] * n for _ in range(6)]
-            for j in _ancestors(tree, body):
-                linear, angular = _column(e, bodies, j, p)
+            for j, (linear, angular) in _point_columns(e, tree, bodies, body, p).items():
                 for row, value in enumerate(linear + angular):
                     J[row][j] = value
             function = _compile(e, "frame", {"q": n},
@@ -328,8 +350,7 @@ class CompiledClosedChain:
             bodies = _kinematics(e, tree, x["q"])
             body, _, p = _frame(e, tree, bodies, link, np.eye(3), np.array(key[2]))
             rate = [[0.0] * 3, [0.0] * 3]                    # J q̇: [v_p; ω]
-            for j in _ancestors(tree, body):
-                linear, angular = _column(e, bodies, j, p)
+            for j, (linear, angular) in _point_columns(e, tree, bodies, body, p).items():
                 rate = [e.vadd(rate[0], e.scale(x["qd"][j], linear)),
                         e.vadd(rate[1], e.scale(x["qd"][j], angular))]
             rate = rate[0] + rate[1]

@@ -153,10 +153,8 @@ class ClosedChain:
         return self._all_rows_jacobian(q)[self._rows]
 
     def gamma(self, q, qd):
-        """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism; (m, r) for m
-        velocities qd (m, n) at once."""
-        return gamma(self.tree, self.closures, self.kinematics(q), qd)[
-            ..., list(self.partition.rows)]
+        """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism."""
+        return gamma(self.tree, self.closures, self.kinematics(q), qd)[self._rows]
 
     def condition(self, q):
         """The condition number of Φ_u at q (the partition's dependent columns)."""
@@ -257,13 +255,11 @@ class ClosedChain:
         return qdd + self.bias_accelerations(q, qd)
 
     def bias_accelerations(self, q, qd):
-        """c (n,) = q̈ at v̈ = 0 (Φ_q c = γ, c_v = 0); (m, n) for m velocities qd (m, n)."""
+        """c (n,) = q̈ at v̈ = 0 (Φ_q c = γ, c_v = 0)."""
         qd = np.asarray(qd, dtype=float)
-        c, u = np.zeros_like(qd), list(self.partition.u)
-        if u:
-            gammas = self.gamma(q, qd)
-            c[..., u] = np.linalg.solve(self.constraint_jacobian(q)[:, u],
-                                        gammas.reshape(-1, len(u)).T).T.reshape(gammas.shape)
+        c = np.zeros_like(qd)
+        if len(self._u):
+            c[self._u] = self.dependent_inverse(q) @ self.gamma(q, qd)
         return c
 
     # -- dynamics ------------------------------------------------------------------------

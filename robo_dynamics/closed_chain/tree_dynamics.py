@@ -62,21 +62,18 @@ def tree_kinematics(tree, q):
 
 def tree_motion(tree, kin, qd, qdd, gravity):
     """Twists and their derivatives of every body (gravity (3,) enters as the base's
-    acceleration (0, −g); zeros for the motion alone). qd, qdd (n,), or (m, n) for m
-    motions at once (then each body's entries are (m, 3)).
+    acceleration (0, −g); zeros for the motion alone). qd, qdd (n,).
 
     The outward recursion summed along each body's path (tree.path): V_i = Σ_j S_j q̇_j and
     V̇_i = V̇_base + Σ_j (S_j q̈_j + [ad_{V_j}] S_j q̇_j), over the joints j from the base to
     body i."""
-    rates = np.asarray(qd, dtype=float)[..., None]                   # (..., n, 1)
-    accelerations = np.asarray(qdd, dtype=float)[..., None]
-    w = tree.path @ (kin.S_ang * rates)                               # (..., n, 3)
+    rates = np.asarray(qd, dtype=float)[:, None]                     # (n, 1)
+    accelerations = np.asarray(qdd, dtype=float)[:, None]
+    w = tree.path @ (kin.S_ang * rates)                               # (n, 3)
     v = tree.path @ (kin.S_lin * rates)
     wd = tree.path @ (kin.S_ang * accelerations + cross(w, kin.S_ang) * rates)
     vd = tree.path @ (kin.S_lin * accelerations
                       + (cross(v, kin.S_ang) + cross(w, kin.S_lin)) * rates) - gravity
-    if rates.ndim == 3:                                      # (m, n, 3): bodies first
-        w, v, wd, vd = (x.swapaxes(0, 1) for x in (w, v, wd, vd))
     return TreeMotion(w, v, wd, vd)
 
 
@@ -88,38 +85,11 @@ def tree_rnea(tree, q, qd, qdd, gravity=None, kin=None):
     return joint_forces(tree, kin, *body_wrenches(tree, kin, m.w, m.v, m.wd, m.vd))
 
 
-def tree_gravity(tree, kin):
-    """g(q) (n,) of the tree (no loop closed): τ = rnea(q, 0, 0) without the motion's terms.
-    At rest each body's wrench about the base origin is its weight's reaction, m_b a with
-    a = −gravity: (c_b × m_b a, m_b a); the joints carry their subtrees' sums."""
-    f_lin = tree.mass[:, None] * -tree.gravity                           # (n, 3)
-    return joint_forces(tree, kin, cross(kin.com, f_lin), f_lin)
-
-
 def joint_forces(tree, kin, f_ang, f_lin):
     """τ_i = S_iᵀ W_i (n,): W_i the sum of the body wrenches (f_ang, f_lin) (n, 3) over the
     subtree from body i out (the inward recursion)."""
     W_ang, W_lin = tree.path.T @ f_ang, tree.path.T @ f_lin
     return np.einsum("na,na->n", kin.S_ang, W_ang) + np.einsum("na,na->n", kin.S_lin, W_lin)
-
-
-def tree_momentum(tree, kin, qd):
-    """(M q̇ (n,), ∂T/∂q (n,) = C(q, q̇)ᵀ q̇) of the tree, T = ½ q̇ᵀ M q̇ its kinetic energy:
-    with H_i the momentum of the subtree from body i out, Σ G_b V_b [angular about the base
-    origin; linear], ∂T/∂q̇_i = S_i · H_i and ∂T/∂q_i = [ad_{V_i}] S_i · H_i (the screw
-    axis S_i moves with its own body's twist; Featherstone, Rigid Body Dynamics Algorithms,
-    §2.9, Ṡ_i = V_i × S_i in fixed axes)."""
-    n = tree.dof
-    zero = np.zeros(3)
-    m = tree_motion(tree, kin, qd, np.zeros(n), zero)
-    G = spatial_inertia_about_origin(tree.mass, kin.com, kin.inertia)       # (n, 6, 6)
-    H = tree.path.T @ np.einsum("nab,nb->na", G, np.concatenate((m.w, m.v), axis=1))
-    S_dot_ang = cross(m.w, kin.S_ang)                       # [ad_{V_i}] S_i, rows i
-    S_dot_lin = cross(m.v, kin.S_ang) + cross(m.w, kin.S_lin)
-    p = np.einsum("na,na->n", kin.S_ang, H[:, :3]) + np.einsum("na,na->n", kin.S_lin, H[:, 3:])
-    dT_dq = np.einsum("na,na->n", S_dot_ang, H[:, :3]) + np.einsum("na,na->n", S_dot_lin,
-                                                                    H[:, 3:])
-    return p, dT_dq
 
 
 def ancestors(tree, body):

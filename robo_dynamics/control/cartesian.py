@@ -149,9 +149,14 @@ class CartesianTarget(Motion):
         return modal_damping(Lambda, self.K, self.zeta)
 
     def admission_fault(self, solver, q, period):
-        """None, or why this target cannot be held from `q` at the control `period` [s]."""
-        Lambda = solver.unchecked.operational_space_inertia(q)
-        return stability_fault(self.modes(Lambda)[1], self.zeta, period)
+        """None, or why this target cannot be held from `q` at the control `period` [s]
+        (also when the solver cannot compute the tip's dynamics there: a reason, no
+        exception for the caller, e.g. a node's topic callback)."""
+        try:
+            Lambda = solver.unchecked.operational_space_inertia(q)
+            return stability_fault(self.modes(Lambda)[1], self.zeta, period)
+        except (np.linalg.LinAlgError, ArithmeticError) as exc:
+            return f"the tip's dynamics at this pose cannot be computed ({exc})"
 
     def commanded_wrench(self, solver, q, qd):
         """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,

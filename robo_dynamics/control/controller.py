@@ -156,12 +156,8 @@ class Controller:
         if moving is not None:
             return f"the arm is moving too fast to start: {moving}"
         if motion.mode != TRACKING:    # a Cartesian target
-            if self.period is None:
-                return "the control period is not known yet"
-            try:
-                return motion.admission_fault(self.solver, merger.q, self.period)
-            except (np.linalg.LinAlgError, ArithmeticError) as exc:
-                return f"the tip's dynamics at this pose cannot be computed ({exc})"
+            return ("the control period is not known yet" if self.period is None else
+                    motion.admission_fault(self.solver, merger.q, self.period))
         return (position_fault(motion.positions, self.lower, self.upper, self.names)
                 or start_fault(merger.q, motion.sample(now)[0], s.start_tolerance,
                                self.names))
