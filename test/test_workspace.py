@@ -532,6 +532,9 @@ def test_ros2_lifecycle_brings_up_a_managed_node_the_launch_file_left_unconfigur
     # process and participant, and its responses are what discovery loses (above)
     with launched(ros2, "dynamics.launch.py managed:=true activate:=false sim:=true "
                         f"use_sim_time:=true sim_rate:={SIM_RATE}", arms=0) as launch:
+        # up first, as this process's client sees it: the CLI's first call to a node still
+        # starting waited out CLI_WAIT in most suite runs (30 of the test's 60-75 s)
+        assert state_over_rclpy("/dynamics_node") == "unconfigured [1]"
         assert lifecycle(ros2, launch=launch).strip() == "unconfigured [1]"
         assert "Transitioning successful" in lifecycle(ros2, "configure", launch=launch)
         assert state_over_rclpy("/dynamics_node") == "inactive [2]"
