@@ -60,7 +60,7 @@ def test_the_closure_terms_are_the_general_forms_and_their_derivatives(kind):
                             / (2 * EPS) for e in np.eye(tree.dof)]).T
         exact = slice(0, 3) if kind == "weld" else slice(None)
         np.testing.assert_allclose(Phi_q[exact], numeric[exact], rtol=0, atol=1e-8)
-        c_u, p, y = terms(q, qd, np.eye(m))
+        c_u, p, y = terms(q, qd, np.eye(m).ravel().tolist())
         rate = (compiled.closure(q + EPS * qd)[1] - compiled.closure(q - EPS * qd)[1]) / (2 * EPS)
         np.testing.assert_allclose(c_u, -rate @ qd, rtol=0, atol=1e-7)
         np.testing.assert_allclose(c_u, gamma(tree, cuts, kin, qd), rtol=0, atol=1e-12)
@@ -93,7 +93,7 @@ def test_the_tree_terms_are_pinocchios(chain):
         tau = pin.rnea(model, data, q, qd, qdd)
         np.testing.assert_allclose(compiled.rnea(q, qd, qdd), tau, rtol=0,
                                    atol=1e-10 * np.abs(tau).max())
-        _, p, CT_qd = terms(q, qd, np.zeros((m, m)))
+        _, p, CT_qd = terms(q, qd, [0.0] * (m * m))
         M = pin.crba(model, data, q)
         M = np.triu(M) + np.triu(M, 1).T
         np.testing.assert_allclose(compiled.mass_matrix(q), M, rtol=0, atol=1e-10 * np.abs(M).max())

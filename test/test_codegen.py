@@ -170,6 +170,23 @@ def test_derivatives_follow_the_rules_of_calculus():
         math.cos(a), -2 * b * c, 0.0], rtol=1e-14, atol=1e-14)
 
 
+def test_a_quotient_and_its_derivative_are_the_closed_forms():
+    """x / y in every sign combination and by a constant, and the derivatives of x0 / x1
+    and (x0 + 1) / (x1 x0), against the arithmetic by hand, in registers and inlined."""
+    e = Emitter()
+    x0, x1 = e.input("x0"), e.input("x1")
+    f = [e.div(x0, x1), e.div(e.neg(x0), x1), e.div(x0, e.neg(x1)), e.div(2.0, x1),
+         e.div(x0, 4.0), e.div(e.add(x0, 1.0), e.mul(x1, x0))]
+    d0, d1 = e.derivatives(f, "x0"), e.derivatives(f, "x1")
+    a, b = 0.7, -1.3
+    for inline in (False, True):
+        got = _run(e, f + [d0[0], d1[0], d0[5], d1[5]], [a, b, 0.0], inline)
+        np.testing.assert_allclose(got, [
+            a / b, -a / b, -a / b, 2.0 / b, a / 4.0, (a + 1.0) / (b * a),
+            1.0 / b, -a / b ** 2, -1.0 / (b * a * a), -(a + 1.0) / (b * b * a)],
+            rtol=1e-14)
+
+
 def test_a_traceback_through_generated_code_shows_its_line():
     robot = rd.load_robot(SHIPPED / "planar_2link.urdf")
     rnea = compile_rnea(robot)

@@ -105,7 +105,7 @@ def test_the_momentum_terms_are_derivatives_of_pinocchios_kinetic_energy(linkage
         q, qd, _, _ = motors.state(theta, theta_dot)
         rows = chain.compiled.rows                     # the tree's M q̇ and Cᵀq̇: y at Φ_u⁻¹ = 0
         _, tree_p, tree_CT_qd = chain.compiled.motor_terms(range(rows), list(range(rows)))(
-            q, qd, np.zeros((rows, rows)))
+            q, qd, [0.0] * (rows * rows))
         pin.computeCoriolisMatrix(reference.model, reference.data, q, qd)
         np.testing.assert_allclose(tree_CT_qd, reference.data.C.T @ qd, atol=1e-10)
         M = pin.crba(reference.model, reference.data, q)
@@ -208,12 +208,13 @@ def test_each_next_state_is_closed_from_the_last_moved_to_first_order_whatever_a
     """A driver's messages, or a controller's buffer reused for each state: MotorSpace keeps
     its own copy of the last motor positions, so each next state of the palletizer (a
     parallelogram: its closure is linear in θ) is closed from q + B Δθ with one pass of the
-    closure (Φ and Φ_q evaluated once), and to the pose a fresh MotorSpace finds."""
+    compiled closure (Φ, Φ_u⁻¹ and B_u evaluated once: motor_closure.py), and to the pose a
+    fresh MotorSpace finds."""
     chain = shipped_linkage("rd_palletizer")
     motors = MotorSpace(chain)
     passes = []
-    counted = chain.compiled.closure
-    monkeypatch.setattr(chain.compiled, "closure",
+    counted = motors._compiled_closure
+    monkeypatch.setattr(motors, "_compiled_closure",
                         lambda *args: passes.append(1) or counted(*args))
     buffer, each = np.zeros(4), []
     for theta in path(np.array([1.2, 0.5, -0.4, 0.8]))[:10]:     # 30 to 50 mrad apart

@@ -31,7 +31,7 @@ class Term:
 
 @dataclasses.dataclass(frozen=True)
 class Operation:
-    """One recorded operation: op is "+", "-", "*" or a function name ("cos", "sin");
+    """One recorded operation: op is "+", "-", "*", "/" or a function name ("cos", "sin");
     operands are positive Terms or floats."""
     op: str
     operands: tuple
@@ -95,6 +95,17 @@ class Emitter:
         product = self._record("*", *sorted((abs_term(x), abs_term(y)), key=_order))
         return product if x.negative == y.negative else -product
 
+    def div(self, x, y):
+        """x / y (y a Term or a nonzero constant)."""
+        if isinstance(y, float):
+            return self.mul(x, 1.0 / y)
+        if isinstance(x, float) and x == 0.0:
+            return 0.0
+        quotient = self._record("/", abs_term(x) if isinstance(x, Term) else abs(x),
+                                abs_term(y))
+        negative = (x.negative if isinstance(x, Term) else x < 0.0) != y.negative
+        return -quotient if negative else quotient
+
     def call(self, function, x):
         """function(x) for a function of the generated code's namespace (x a Term)."""
         if isinstance(x, float):
@@ -132,7 +143,7 @@ class Emitter:
         """∂value/∂variable for each of `values` (floats or Terms), `variable` an input's
         name: forward-mode differentiation of the recorded graph, each derivative recorded
         as operations of this emitter (so it folds and shares like the rest). The rules are
-        those of +, −, ×, cos and sin; a derivative that is 0 stays the constant 0.0."""
+        those of +, −, ×, /, cos and sin; a derivative that is 0 stays the constant 0.0."""
         memo = {}
 
         def d(x):
@@ -160,6 +171,9 @@ class Emitter:
                 memo[index] = self.sub(d(a), d(b))
             elif operation.op == "*":
                 memo[index] = self.add(self.mul(d(a), b), self.mul(a, d(b)))
+            elif operation.op == "/":              # (a' b − a b') / b²
+                memo[index] = self.div(self.sub(self.mul(d(a), b), self.mul(a, d(b))),
+                                       self.mul(b, b))
             elif operation.op == "cos":
                 memo[index] = self.mul(self.neg(self.call("sin", a)), d(a))
             elif operation.op == "sin":
@@ -266,7 +280,7 @@ def _text(x, register, expressions=None):
 
 def _expression(op, operands):
     """An operation as an expression to nest in another."""
-    if op not in "+-*":
+    if op not in "+-*/":
         return f"{op}({', '.join(operands)})"
     return f"({operands[0]} {op} {operands[1]})"
 
@@ -274,12 +288,12 @@ def _expression(op, operands):
 def _assignment(target, op, operands):
     """`target = a op b`, written `target op= b` when target is an operand that may be
     updated in place (on arrays: no new allocation; on floats: the same arithmetic)."""
-    if op not in "+-*":
+    if op not in "+-*/":
         return f"    {target} = {op}({', '.join(operands)})"
     a, b = operands
     if a == target and b != target:
         return f"    {target} {op}= {b}"
-    if b == target and a != target and op != "-":
+    if b == target and a != target and op in "+*":
         return f"    {target} {op}= {a}"
     return f"    {target} = {a} {op} {b}"
 

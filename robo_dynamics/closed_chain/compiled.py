@@ -38,7 +38,7 @@ def _matmul(e, A, B):
     return [[e.dot(row, column) for column in chain.transpose(B)] for row in A]
 
 
-def _kinematics(e, tree, q):
+def kinematics(e, tree, q):
     """Per body (R (3×3 values), o (3,), S_ang (3,), S_lin (3,)) in base axes."""
     out = []
     for i in range(tree.dof):
@@ -114,7 +114,7 @@ def _body_momenta(e, tree, bodies, w, v):
     return out
 
 
-def _closure_rows(e, tree, closures, bodies):
+def closure_rows(e, tree, closures, bodies):
     """(Φ rows (weld rotation rows None), Φ_q rows (lists of n values), weld frames)."""
     n, Phi, Phi_q, weld_frames = tree.dof, [], [], []
     for c in closures:
@@ -266,35 +266,35 @@ class CompiledClosedChain:
 
         e = Emitter()
         x = chain.inputs(e, ["q"], n)
-        Phi, Phi_q, welds = _closure_rows(e, tree, self.closures, _kinematics(e, tree, x["q"]))
-        self._weld_rows = [k for k, value in enumerate(Phi) if value is None]
+        Phi, Phi_q, welds = closure_rows(e, tree, self.closures, kinematics(e, tree, x["q"]))
+        self.weld_rows = [k for k, v in enumerate(Phi) if v is None]   # closure() does them
         values = [0.0 if v is None else v for v in Phi] + [v for row in Phi_q for v in row]
-        self._closure = _compile(e, "closure", {"q": n}, values + welds, name)
+        self._closure = compile_function(e, "closure", {"q": n}, values + welds, name)
 
         e = Emitter()
         x = chain.inputs(e, ["q"], n)
-        g = _gravity(e, tree, _kinematics(e, tree, x["q"]))[0]
-        self._gravity = _compile(e, "gravity", {"q": n}, g, name)
+        g = _gravity(e, tree, kinematics(e, tree, x["q"]))[0]
+        self._gravity = compile_function(e, "gravity", {"q": n}, g, name)
 
         e = Emitter()
         x = chain.inputs(e, ["q"], n)
-        M = _mass_matrix(e, tree, _kinematics(e, tree, x["q"]))
-        self._mass_matrix = _compile(e, "mass_matrix", {"q": n}, [v for row in M for v in row],
-                                     name)
+        M = _mass_matrix(e, tree, kinematics(e, tree, x["q"]))
+        self._mass_matrix = compile_function(e, "mass_matrix", {"q": n},
+                                             [v for row in M for v in row], name)
 
         e = Emitter()
         x = chain.inputs(e, ["q", "qd", "qdd"], n)
-        tau = _rnea(e, tree, _kinematics(e, tree, x["q"]), x["qd"], x["qdd"])
-        self._rnea = _compile(e, "rnea", {"q": n, "qd": n, "qdd": n}, tau, name)
+        tau = _rnea(e, tree, kinematics(e, tree, x["q"]), x["qd"], x["qdd"])
+        self._rnea = compile_function(e, "rnea", {"q": n, "qd": n, "qdd": n}, tau, name)
 
     def closure(self, q):
         """(Φ (m,), Φ_q (m, n)) at q (n,)."""
         m, n = self.rows, self.tree.dof
         out = np.array(self._closure(q.tolist()))
         Phi = out[:m]
-        if self._weld_rows:
+        if self.weld_rows:
             frames = out[m + m * n:].reshape(-1, 2, 3, 3)
-            Phi[self._weld_rows] = np.concatenate(
+            Phi[self.weld_rows] = np.concatenate(
                 [rotation_vector(R_b @ R_a.T) for R_a, R_b in frames])
         return Phi, out[m:m + m * n].reshape(m, n)
 
@@ -321,13 +321,13 @@ class CompiledClosedChain:
             tree, n = self.tree, self.tree.dof
             e = Emitter()
             x = chain.inputs(e, ["q"], n)
-            bodies = _kinematics(e, tree, x["q"])
+            bodies = kinematics(e, tree, x["q"])
             body, R, p = _frame(e, tree, bodies, link, np.eye(3), np.array(key[1]))
             J = [[0.0] * n for _ in range(6)]
             for j, (linear, angular) in _point_columns(e, tree, bodies, body, p).items():
                 for row, value in enumerate(linear + angular):
                     J[row][j] = value
-            function = _compile(e, "frame", {"q": n},
+            function = compile_function(e, "frame", {"q": n},
                                 [v for row in R for v in row] + p + [v for row in J for v in row],
                                 f"{tree.name} {link}")
 
@@ -347,7 +347,7 @@ class CompiledClosedChain:
             tree, n = self.tree, self.tree.dof
             e = Emitter()
             x = chain.inputs(e, ["q", "qd"], n)
-            bodies = _kinematics(e, tree, x["q"])
+            bodies = kinematics(e, tree, x["q"])
             body, _, p = _frame(e, tree, bodies, link, np.eye(3), np.array(key[2]))
             rate = [[0.0] * 3, [0.0] * 3]                    # J q̇: [v_p; ω]
             for j, (linear, angular) in _point_columns(e, tree, bodies, body, p).items():
@@ -357,22 +357,23 @@ class CompiledClosedChain:
             bias = [0.0] * 6
             for j in range(n):
                 bias = e.vadd(bias, e.scale(x["qd"][j], e.derivatives(rate, f"q{j}")))
-            function = _compile(e, "frame_bias", {"q": n, "qd": n}, bias,
+            function = compile_function(e, "frame_bias", {"q": n, "qd": n}, bias,
                                 f"{tree.name} {link}")
             self._frames[key] = lambda q, qd: np.array(function(q.tolist(), qd.tolist()))
         return self._frames[key]
 
     def motor_terms(self, rows, u):
-        """A function terms(q, q̇, Φ_u⁻¹) → (c_u (r,), p (n,), y (n,)) compiled for the Φ rows
-        `rows` and dependent coordinates `u` (r each) of a partition: with W = ∂(Φ_q q̇)/∂q
-        (those rows), c_u = Φ_u⁻¹ (−W q̇) the dependent accelerations at v̈ = 0 (γ = −W q̇),
-        p = M q̇ and y = ∂T/∂q − Wᵀ Φ_u⁻ᵀ p_u (motor_space.py: Ĉᵀθ̇ = Bᵀ y)."""
+        """A function terms(q, q̇, Φ_u⁻¹ as a list of r² floats, row by row) → (c_u (r,),
+        p (n,), y (n,)) for the Φ rows `rows` and dependent coordinates `u` (r each) of a
+        partition: with W = ∂(Φ_q q̇)/∂q (those rows), c_u = Φ_u⁻¹ (−W q̇) the dependent
+        accelerations at v̈ = 0 (γ = −W q̇), p = M q̇ and y = ∂T/∂q − Wᵀ Φ_u⁻ᵀ p_u
+        (motor_space.py: Ĉᵀθ̇ = Bᵀ y)."""
         tree, n, r = self.tree, self.tree.dof, len(rows)
         e = Emitter()
         x = chain.inputs(e, ["q", "qd"], n)
         inverse = [[e.input(f"inverse{i * r + j}") for j in range(r)] for i in range(r)]
-        bodies = _kinematics(e, tree, x["q"])
-        Phi_q = _closure_rows(e, tree, self.closures, bodies)[1]
+        bodies = kinematics(e, tree, x["q"])
+        Phi_q = closure_rows(e, tree, self.closures, bodies)[1]
         Phi_dot = [e.dot(Phi_q[k], x["qd"]) for k in rows]
         W = [e.derivatives(Phi_dot, f"q{j}") for j in range(n)]       # W[j]: column j
         p, dT_dq = _momentum(e, tree, bodies, x["qd"])
@@ -380,16 +381,16 @@ class CompiledClosedChain:
         c_u = e.matvec(inverse, gamma)
         mu = e.matvec(chain.transpose(inverse), [p[i] for i in u])   # Φ_uᵀ μ = p_u
         y = [e.sub(dT_dq[j], e.dot(W[j], mu)) for j in range(n)]
-        function = _compile(e, "motor_terms", {"q": n, "qd": n, "inverse": r * r},
+        function = compile_function(e, "motor_terms", {"q": n, "qd": n, "inverse": r * r},
                             c_u + p + y, tree.name)
 
         def terms(q, qd, inverse):
-            out = np.array(function(q.tolist(), qd.tolist(), inverse.ravel().tolist()))
+            out = np.array(function(q.tolist(), qd.tolist(), inverse))
             return out[:r], out[r:r + n], out[r + n:]
         return terms
 
 
-def _compile(e, name, sizes, results, model_name):
+def compile_function(e, name, sizes, results, model_name):
     """The function of `results` (values of e) for one state, its arguments lists of floats
     of the given sizes ({name: size}; its values are the inputs name0, name1, …)."""
     lines, texts = e.code(results, inline=True)

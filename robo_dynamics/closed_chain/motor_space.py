@@ -15,12 +15,18 @@ Each state is closed from the last one (Newton's method from the last pose's dep
 coordinates: the same assembly branch while the motors move a little between states).
 """
 
+import math
+
 import numpy as np
 
 from ..errors import ArgumentError, UnclosedState
+from .mechanism import NEWTON_TOLERANCE
+from .motor_closure import SINGULAR, motor_closure
 
 PREDICTED_STEP = 0.05   # rad or m: the largest motor step closed from a first-order guess
                         # (a joint-state stream moves the motors far less per state)
+COMPILED_ITERATIONS = 3  # Newton iterations of the compiled closure from that guess (one or
+                         # two close a stream's state); more: ClosedChain.newton
 
 
 class MotorSpace:
@@ -42,6 +48,11 @@ class MotorSpace:
         # the partition's Φ rows and dependent coordinates (fixed: the motors are v)
         self._u = np.array(chain.partition.u, dtype=np.intp)
         self._motor_terms = chain.compiled.motor_terms(chain.partition.rows, chain.partition.u)
+        # a stream's next state, closed in compiled code (None: a mechanism it is not for)
+        self._compiled_closure = motor_closure(chain.compiled, chain.partition.rows,
+                                               chain.partition.u, chain.actuated)
+        self._B_motors = np.zeros((chain.tree.dof, self.dof))     # B's motor rows: I
+        self._B_motors[self._motors, np.arange(self.dof)] = 1.0
         self.passive_joints = tuple(name for i, name in enumerate(self.tree.joint_names)
                                     if i not in chain.actuated)
         self._last = np.array(chain.reference, dtype=float)
@@ -62,28 +73,66 @@ class MotorSpace:
         theta = self._motor_vector("theta", theta)
         key = theta.tobytes()
         if key != self._closed_key:
-            q = self._close(theta)
+            guess = self._first_order_guess(theta)
+            closed = None if guess is None else self._close_compiled(guess)
+            if closed is None:
+                q = self._close(theta, guess)
+                inverse = (self.chain.dependent_inverse(q).ravel().tolist() if len(self._u)
+                           else [])
+                closed = (q, self.chain.velocity_transformation(q, self._motors), inverse)
+            q, B, self._inverse = closed
             self._last, self._closed_key, self._closed_theta = q, key, theta
-            self._closed = (q, self.chain.velocity_transformation(q, self._motors))
+            self._closed = (q, B)
             self._failed_at = None
         return self._closed
 
-    def _close(self, theta):
-        """q closed at θ. Newton's method from the last closed pose moved to first order,
-        q + B Δθ (a step of at most PREDICTED_STEP: the next state of a stream), else from
-        the last pose itself, then continuation from it and from the drawn pose (a step
-        that left the branch: ClosedChain.close_from). While states fail, the continuation
-        is tried again only PREDICTED_STEP away from where it last failed: a stream of
-        states outside the workspace costs Newton's method each, not continuation."""
+    def _first_order_guess(self, theta):
+        """The last closed pose moved to first order, q + B Δθ, for a step Δθ of at most
+        PREDICTED_STEP (the next state of a stream); None for none closed yet or a longer
+        step."""
+        if self._closed_key is None:
+            return None
+        step = theta - self._closed_theta
+        if np.abs(step).max() > PREDICTED_STEP:
+            return None
+        last_q, last_B = self._closed
+        guess = last_q + last_B @ step
+        guess[self._motors] = theta
+        return guess
+
+    def _close_compiled(self, guess):
+        """(q, B, Φ_u⁻¹ row by row) closed from `guess` by the compiled closure
+        (motor_closure.py) in at most COMPILED_ITERATIONS of Newton's method, or None: no
+        compiled closure, no convergence, Φ_u near singular, or a dependent joint moved by
+        half a turn or more (ClosedChain.newton then chooses its turn)."""
+        if self._compiled_closure is None:
+            return None
+        q, moved = guess.tolist(), 0.0
+        for _ in range(COMPILED_ITERATIONS):
+            Phi, step, inverse, B_u, det, h = self._compiled_closure(q)
+            if not det * det > SINGULAR * h:           # also NaN
+                return None
+            if max(map(abs, Phi)) <= NEWTON_TOLERANCE:
+                if moved >= math.pi:
+                    return None
+                B = self._B_motors.copy()
+                B[self._u] = np.reshape(B_u, (len(self._u), self.dof))
+                return np.array(q), B, inverse
+            for i, delta in zip(self._u.tolist(), step):
+                q[i] -= delta
+            moved += max(map(abs, step))
+        return None
+
+    def _close(self, theta, guess):
+        """q closed at θ. Newton's method from the first-order guess (None: no step to one),
+        else from the last pose itself, then continuation from it and from the drawn pose
+        (a step that left the branch: ClosedChain.close_from). While states fail, the
+        continuation is tried again only PREDICTED_STEP away from where it last failed: a
+        stream of states outside the workspace costs Newton's method each, not
+        continuation."""
         chain = self.chain
-        near = self._closed_key is not None
+        near = guess is not None
         if near:
-            step = theta - self._closed_theta
-            near = np.abs(step).max() <= PREDICTED_STEP
-        if near:
-            last_q, last_B = self._closed
-            guess = last_q + last_B @ step
-            guess[self._motors] = theta
             q = chain.newton(guess)
             if q is not None:
                 return q
@@ -120,8 +169,7 @@ class MotorSpace:
         key = (self._closed_key, theta_dot.tobytes())
         if key != self._state_key:
             qd, c = B @ theta_dot, np.zeros_like(q)
-            inverse = self.chain.dependent_inverse(q) if len(self._u) else np.zeros((0, 0))
-            c[self._u], p, y = self._motor_terms(q, qd, inverse)
+            c[self._u], p, y = self._motor_terms(q, qd, self._inverse)
             self._state_key, self._state = key, (q, qd, B, c)
             self._momentum = (p, y)
         return self._state
