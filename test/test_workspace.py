@@ -520,23 +520,30 @@ def lifecycle(ros2, transition, node="/dynamics_node", launch=None):
 
 
 def deactivate_over_rclpy(node_name):
-    """Request the deactivate transition of `node_name` with this process's own client,
-    once (a second request would be refused once it is made); its answer may be lost as the
-    CLI's are (above), so the caller reads the state after it (`state_over_rclpy`)."""
+    """Deactivate `node_name` with this process's own client: the request is sent again
+    until get_state says inactive (a request or its answer is lost as the CLI's are, above;
+    a repeated one, once the node is inactive, is refused and changes nothing); the state
+    seen last, 'label [id]'."""
     from lifecycle_msgs.msg import Transition
     from lifecycle_msgs.srv import ChangeState
     node = rclpy.create_node("workspace_transition")
     executor = SingleThreadedExecutor()
     executor.add_node(node)
+    state = None
     try:
         client = node.create_client(ChangeState, f"{node_name}/change_state")
         assert client.wait_for_service(timeout_sec=PROBE_WAIT), f"{node_name}/change_state"
-        answer = client.call_async(ChangeState.Request(
-            transition=Transition(id=Transition.TRANSITION_DEACTIVATE)))
-        spin_until(executor, answer.done, PROBE_AGAIN)
+        for _ in range(int(PROBE_WAIT / PROBE_AGAIN)):
+            answer = client.call_async(ChangeState.Request(
+                transition=Transition(id=Transition.TRANSITION_DEACTIVATE)))
+            spin_until(executor, answer.done, PROBE_AGAIN)
+            state = state_over_rclpy(node_name)
+            if state != "active [3]":
+                break
     finally:
         executor.shutdown()
         node.destroy_node()
+    return state
 
 
 def state_over_rclpy(node_name):
@@ -572,5 +579,4 @@ def test_ros2_lifecycle_brings_up_a_managed_node_the_launch_file_left_unconfigur
         assert state_over_rclpy("/dynamics_node") == "active [3]"
         command = echo_once("/dynamics_node/commands", Float64MultiArray)
         assert len(command.data) == 6
-        deactivate_over_rclpy("/dynamics_node")
-        assert state_over_rclpy("/dynamics_node") == "inactive [2]"
+        assert deactivate_over_rclpy("/dynamics_node") == "inactive [2]"
