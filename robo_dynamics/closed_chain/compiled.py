@@ -6,8 +6,7 @@ joint state, in base-frame axes as tree_dynamics.py and closures.py compute them
     gravity(q)       g (n,) of the tree
     rnea(q, q̇, q̈)    τ = M q̈ + C q̇ + g (n,) of the tree (tree_rnea)
     mass_matrix(q)   M (n, n) of the tree (tree_mass_matrix)
-    frame            for one point of a link: its pose and Jacobian (frame_jacobian)
-    frame_bias       for one point of a link: J̇ q̇, its acceleration at q̈ = 0
+    frame, frame_bias  for one point of a link: its pose and Jacobian; J̇ q̇ (at q̈ = 0)
     motor_terms      for one partition: c_u (the dependent accelerations at v̈ = 0) and
                      the motors' momentum terms, from W = ∂(Φ_q q̇)/∂q and p = M q̇
 
@@ -382,7 +381,7 @@ class CompiledClosedChain:
         mu = e.matvec(chain.transpose(inverse), [p[i] for i in u])   # Φ_uᵀ μ = p_u
         y = [e.sub(dT_dq[j], e.dot(W[j], mu)) for j in range(n)]
         function = compile_function(e, "motor_terms", {"q": n, "qd": n, "inverse": r * r},
-                            c_u + p + y, tree.name)
+                                    c_u + p + y, tree.name)
 
         def terms(q, qd, inverse):
             out = np.array(function(q.tolist(), qd.tolist(), inverse))

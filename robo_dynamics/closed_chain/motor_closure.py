@@ -14,8 +14,8 @@ the motors as the independent coordinates v (k, motor order):
                         only for orthogonal rows): det² / h is Φ_u's distance from singular
 
 Only for r ≤ MAX_DEPENDENT (the adjugate's terms grow as r!) and rows without a weld (whose
-rotation rows come from its frames in NumPy): motor_closure() returns None for the others, which
-close by ClosedChain.newton alone.
+rotation rows come from its frames in NumPy): motor_closure() returns None for the others,
+which close by ClosedChain.newton alone.
 """
 
 import numpy as np
