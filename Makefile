@@ -9,7 +9,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # test worker processes: one more than the cores this process may use (nproc: taskset counts),
 # at most 4: the ROS tests wait on discovery and on other processes, which leaves a core idle
-# (2 workers on 2 cores: the CPU 82 % busy; 3: 95 %; BENCHMARKS.md, "The test suite and the demo")
+# (2 workers on 2 cores: the CPU 82 % busy, 3: 95 %; BENCHMARKS.md, "The test suite and
+# the demo")
 TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 3 ? n + 1 : 4 )))
 INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/*/*.action \
                          interfaces/*/CMakeLists.txt interfaces/*/package.xml)
