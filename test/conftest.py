@@ -50,9 +50,10 @@ def pytest_configure(config):
 # The files that take longest (minutes: a whole demo, a colcon build, a MuJoCo run per arm).
 # `make test` hands whole files to its workers in collection order (--no-loadscope-reorder:
 # pytest-xdist would otherwise order them by their number of tests), so these go first: a
-# long file that started last would run alone while the other workers idle. The demo and
-# the workspace (each several ROS processes at once) are kept apart: the other worker's
-# first files take about as long as the demo, and the workspace follows them.
+# long file that started last would run alone while the other workers idle. The workspace
+# (a colcon build, then several ROS processes at once) comes last of them: with two workers
+# it starts about when the demo ends; with three (make test on two cores) a minute or so
+# into it, the two then sharing the cores with one other worker.
 LONG_FILES = ("test_demo.py", "test_arm_matrix.py", "test_example_robot_data.py",
               "test_identification_node.py", "test_payload_identification.py",
               "test_workspace.py")
