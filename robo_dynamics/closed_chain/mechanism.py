@@ -17,11 +17,14 @@ so q̇ = B v̇ and q̈ = B v̈ + c, with B the velocity transformation (I on v's
 the independent coordinates (eq. 10, its Q^u = −h_u).
 """
 
+import math
+
 import numpy as np
 
 from ..algorithms.operational_space import operational_space
 from ..algorithms.small_linalg import inv
 from ..errors import ArgumentError, UnclosedState, URDFError
+from . import branch
 from .closures import closure_wrenches, constraint, constraint_jacobian, gamma
 from .compiled import CompiledClosedChain
 from .partition import partition
@@ -32,7 +35,9 @@ NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
 NEWTON_ITERATIONS = 30
 REDUNDANT = 1e-10             # Φ_q's singular values below this (relative): redundant rows
 NEWTON_STALLED = 4            # iterations without a smaller |Φ|: Newton's method gives up
-CONTINUATION_STEPS = (8, 64)  # steps from a closed pose when Newton's method alone fails
+NEWTON_STEP = 0.05            # rad or m: the largest step of the independent coordinates
+                              # closed by Newton's method alone from a closed pose
+CONTINUATION_STEP = 0.1       # rad or m: a continuation's steps, at most (then 8 × finer)
 CONDITION_LIMIT = 1e6         # a partition whose Φ_u is worse conditioned is chosen again
 
 
@@ -44,6 +49,8 @@ class ClosedChain:
     link, closure frames that do not meet at the reference pose, a motor that is not a
     joint, more motors than degrees of freedom, motors the loop does not let move.
     """
+
+    branch = None     # the reference's assembly branch (branch.py), for motor-driven ones
 
     def __init__(self, tree, closures, actuated_joints=(), reference=None):
         self.tree, self.closures = tree, tuple(closures)
@@ -84,6 +91,9 @@ class ClosedChain:
                 raise URDFError(f"actuated_joints {list(actuated_joints)}: {exc}") from None
         else:
             self.partition = free
+        if self.fully_actuated:
+            self._branch = branch.Branch(tree, self.closures, self.partition.u, Phi_q, kin)
+            self.branch = self._branch.reference
 
     @property
     def partition(self):
@@ -171,42 +181,85 @@ class ClosedChain:
         return self.partition
 
     # -- positions, velocities, accelerations --------------------------------------------
+    def branch_at(self, q):
+        """The signs of det Φ_u's blocks at a closed pose q (branch.py): the assembly branch
+        q is on, 0 for a block at a singular pose; None for a mechanism whose motors are not
+        its independent coordinates (its partition may change: no branch is kept)."""
+        if not self.fully_actuated:
+            return None
+        return self._branch.signs(self._all_rows_jacobian(q), self.kinematics(q))
+
+    def on_branch(self, q):
+        """Whether the closed pose q is on the reference pose's assembly branch (always, for
+        a mechanism without one)."""
+        return self.branch is None or self.branch_at(q) == self.branch
+
     def close(self, q, start=None):
         """q (n,) with its dependent coordinates u solved so that Φ(q) = 0, the independent v
-        kept: Newton's method from the given u; where that fails (a guess far from the
-        solution), continuation: v moved from a closed pose to the goal in steps, each closed
-        by Newton's method from the last. start: that closed pose, given to stay on its
-        assembly branch (continuation is then used at once); default the reference pose.
-        ArgumentError when the loop cannot close there (outside the mechanism's workspace,
-        or singular)."""
+        kept, on the reference pose's assembly branch (`branch`): Newton's method from the
+        given u, kept when it lands on that branch; else continuation from `start` (a closed
+        pose on the branch; default the reference pose): v moved to the goal in steps of at
+        most CONTINUATION_STEP, each closed by Newton's method from the last and checked on
+        the branch. UnclosedState when the loop cannot close there on the branch (outside
+        the mechanism's workspace, at a singular pose, or past one where the branch ends)."""
         q = np.array(q, dtype=float)
-        closed = self.newton(q) if start is None else None
-        if closed is not None:
-            return closed
-        start = self.reference if start is None else np.asarray(start, dtype=float)
-        v = list(self.partition.v)
-        for steps in CONTINUATION_STEPS:
+        if start is None:
+            closed = self.newton(q)
+            if closed is not None and self.on_branch(closed):
+                return closed
+            start = self.reference
+        return self._continuation(np.asarray(start, dtype=float), q)
+
+    def close_from(self, last, v):
+        """q (n,) with the independent coordinates at v, closed from `last` (a closed pose):
+        by Newton's method from last's u for a step of at most NEWTON_STEP that stays on the
+        branch; else by continuation from `last` (when on the branch), then from the
+        reference pose. UnclosedState as close."""
+        last = np.asarray(last, dtype=float)
+        q = last.copy()
+        q[self._v] = v
+        step = np.abs(q[self._v] - last[self._v]).max(initial=0.0)
+        if step <= NEWTON_STEP:
+            closed = self.newton(q)
+            if closed is not None and self.on_branch(closed):
+                return closed
+        if self.on_branch(last):
+            try:
+                return self._continuation(last, q)
+            except UnclosedState:
+                if np.array_equal(last, self.reference):
+                    raise
+        return self._continuation(self.reference, q)
+
+    def _continuation(self, start, q):
+        """q closed by moving v from `start` (closed, on the branch) to q's in steps, each
+        closed by Newton's method from the last and kept on the branch; the steps 8 times
+        finer where that fails. UnclosedState naming what failed."""
+        v = self._v
+        span = float(np.abs(q[v] - start[v]).max(initial=0.0))
+        left_branch = False
+        for refine in (1, 8):
+            steps = refine * max(1, math.ceil(span / CONTINUATION_STEP))
             x = start.copy()
             for k in range(1, steps + 1):
                 x[v] = start[v] + k / steps * (q[v] - start[v])
                 x = self.newton(x)
                 if x is None:
                     break
-            else:
+                if not self.on_branch(x):
+                    left_branch, x = True, None
+                    break
+            if x is not None:
                 return x
         names = [self.tree.joint_names[i] for i in v]
+        if left_branch:
+            raise UnclosedState(
+                f"the loops close with {names} at {np.round(q[v], 6).tolist()} only off the "
+                f"assembly branch of the reference pose (det Φ_u signs {self.branch}): the "
+                "way there passes a singular pose where the branches meet")
         raise UnclosedState(f"the loops do not close with {names} at "
                             f"{np.round(q[v], 6).tolist()}: outside the mechanism's workspace "
                             "or at a singular pose")
-
-    def close_from(self, last, v):
-        """q (n,) with the independent coordinates at v and u solved by Newton's method from
-        `last`'s: `last` a closed pose a small step away, so the same assembly branch;
-        continuation from `last` where Newton's method alone fails. ArgumentError as close."""
-        q = np.array(last, dtype=float)
-        q[list(self.partition.v)] = v
-        closed = self.newton(q)
-        return closed if closed is not None else self.close(q, start=last)
 
     def newton(self, q):
         """q with u solved by Newton's method from the given values, or None (also when |Φ|

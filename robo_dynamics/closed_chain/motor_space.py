@@ -11,8 +11,11 @@ q̈ = B θ̈ + c, and the motor torques of a motion of the closed mechanism are
 (M, h = C q̇ + g the tree's; the constraint forces do no work along the closed motion,
 Bᵀ Φ_qᵀ = 0). A point of a link moves with J B θ̇ (J its Jacobian in the tree).
 
-Each state is closed from the last one (Newton's method from the last pose's dependent
-coordinates: the same assembly branch while the motors move a little between states).
+Every closed pose is on the reference pose's assembly branch (closed_chain/branch.py), or
+the state is refused: a stream's next state is closed from the last one (Newton's method from
+the last pose moved to first order, a small step), the sign of det Φ_u checked; a first
+state, or one far from the last, by continuation from the reference pose. No answer depends
+on the states asked for before it.
 """
 
 import math
@@ -23,6 +26,8 @@ from ..errors import ArgumentError, UnclosedState
 from .mechanism import NEWTON_TOLERANCE
 from .motor_closure import SINGULAR, motor_closure
 
+CONTINUITY = 1e-8       # det² / Hadamard's bound of Φ_u below this: a stream's next state
+                        # is checked on the branch in full (near a pose where it may change)
 PREDICTED_STEP = 0.05   # rad or m: the largest motor step closed from a first-order guess
                         # (a joint-state stream moves the motors far less per state)
 COMPILED_ITERATIONS = 3  # Newton iterations of the compiled closure from that guess (one or
@@ -47,6 +52,7 @@ class MotorSpace:
         self._motors = np.array(chain.actuated, dtype=np.intp)
         # the partition's Φ rows and dependent coordinates (fixed: the motors are v)
         self._u = np.array(chain.partition.u, dtype=np.intp)
+        self._det_sign = None      # det Φ_u's sign at the last closed pose (base axes)
         self._motor_terms = chain.compiled.motor_terms(chain.partition.rows, chain.partition.u)
         # a stream's next state, closed in compiled code (None: a mechanism it is not for)
         self._compiled_closure = motor_closure(chain.compiled, chain.partition.rows,
@@ -80,7 +86,8 @@ class MotorSpace:
                 inverse = (self.chain.dependent_inverse(q).ravel().tolist() if len(self._u)
                            else [])
                 closed = (q, self.chain.velocity_transformation(q, self._motors), inverse)
-            q, B, self._inverse = closed
+            q, B, self._inverse = closed[:3]
+            self._det_sign = closed[3] if len(closed) > 3 else self._sign_of_det(q)
             self._last, self._closed_key, self._closed_theta = q, key, theta
             self._closed = (q, B)
             self._failed_at = None
@@ -103,8 +110,11 @@ class MotorSpace:
     def _close_compiled(self, guess):
         """(q, B, Φ_u⁻¹ row by row) closed from `guess` by the compiled closure
         (motor_closure.py) in at most COMPILED_ITERATIONS of Newton's method, or None: no
-        compiled closure, no convergence, Φ_u near singular, or a dependent joint moved by
-        half a turn or more (ClosedChain.newton then chooses its turn)."""
+        compiled closure, no convergence, Φ_u near singular, a dependent joint moved by
+        half a turn or more (ClosedChain.newton then chooses its turn), or a pose off the
+        last closed pose's branch: det Φ_u (base axes, as compiled) of the last pose's sign and
+        away from singular (CONTINUITY), and each block's sign where there are several; the
+        others are checked in full (ClosedChain.on_branch)."""
         if self._compiled_closure is None:
             return None
         q, moved = guess.tolist(), 0.0
@@ -113,49 +123,58 @@ class MotorSpace:
             if not det * det > SINGULAR * h:           # also NaN
                 return None
             if max(map(abs, Phi)) <= NEWTON_TOLERANCE:
-                if moved >= math.pi:
+                if moved >= math.pi or not det * self._det_sign > 0.0 or \
+                        det * det < CONTINUITY * h:
+                    return None
+                if len(self.chain.branch) > 1 and not self.chain.on_branch(np.array(q)):
                     return None
                 B = self._B_motors.copy()
                 B[self._u] = np.reshape(B_u, (len(self._u), self.dof))
-                return np.array(q), B, inverse
+                return np.array(q), B, inverse, self._det_sign
             for i, delta in zip(self._u.tolist(), step):
                 q[i] -= delta
             moved += max(map(abs, step))
         return None
 
     def _close(self, theta, guess):
-        """q closed at θ. Newton's method from the first-order guess (None: no step to one),
-        else from the last pose itself, then continuation from it and from the drawn pose
-        (a step that left the branch: ClosedChain.close_from). While states fail, the
+        """q closed at θ on the reference's assembly branch. Newton's method from the
+        first-order guess (None: no step to one), kept on the branch; else continuation from
+        the reference pose (ClosedChain.close), then from the last pose. While states fail,
         continuation is tried again only PREDICTED_STEP away from where it last failed: a
         stream of states outside the workspace costs Newton's method each, not
         continuation."""
         chain = self.chain
-        near = guess is not None
-        if near:
+        if guess is not None:
             q = chain.newton(guess)
-            if q is not None:
+            if q is not None and chain.on_branch(q):
                 return q
-        v = np.empty(self.dof)
-        v[self._columns] = theta                      # the independent coordinates, sorted
+        target = self._last.copy()
+        target[self._motors] = theta
         failed = self._failed_at
         if failed is not None and np.max(np.abs(theta - failed)) <= PREDICTED_STEP:
-            guess = self._last.copy()
-            guess[self._motors] = theta
-            q = chain.newton(guess)
-            if q is None:
+            q = chain.newton(target)
+            if q is None or not chain.on_branch(q):
                 raise UnclosedState(
-                    f"the loops do not close with {list(self.joint_names)} at "
-                    f"{np.round(theta, 6).tolist()} (nor at {np.round(failed, 6).tolist()}): "
-                    "outside the mechanism's workspace or at a singular pose")
+                    f"the loops do not close on the assembly branch with "
+                    f"{list(self.joint_names)} at {np.round(theta, 6).tolist()} (nor at "
+                    f"{np.round(failed, 6).tolist()}): outside the mechanism's workspace or "
+                    "at a singular pose")
             return q
         try:
-            return chain.close_from(self._last, v)
+            return chain.close(target, start=chain.reference)
         except UnclosedState:
             self._failed_at = theta
-            if near or np.array_equal(self._last, chain.reference):
+            if np.array_equal(self._last, chain.reference) or not chain.on_branch(self._last):
                 raise
-            return chain.close_from(chain.reference, v)      # the drawn branch
+        v = np.empty(self.dof)
+        v[self._columns] = theta                      # the independent coordinates, sorted
+        return chain.close_from(self._last, v)
+
+    def _sign_of_det(self, q):
+        """The sign of det Φ_u at q, the partition's rows in base axes (as compiled)."""
+        if not len(self._u):
+            return 1.0
+        return float(np.sign(np.linalg.det(self.chain.constraint_jacobian(q)[:, self._u])))
 
     def state(self, theta, theta_dot):
         """(q (n,), q̇ (n,), B (n, k), c (n,)) of the closed mechanism at motor positions θ
