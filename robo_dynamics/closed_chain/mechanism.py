@@ -35,9 +35,10 @@ NEWTON_TOLERANCE = 1e-12      # m (rad): |Φ| after position closure
 NEWTON_ITERATIONS = 30
 REDUNDANT = 1e-10             # Φ_q's singular values below this (relative): redundant rows
 NEWTON_STALLED = 4            # iterations without a smaller |Φ|: Newton's method gives up
-NEWTON_STEP = 0.05            # rad or m: the largest step of the independent coordinates
-                              # closed by Newton's method alone from a closed pose
-CONTINUATION_STEP = 0.1       # rad or m: a continuation's steps, at most (then 8 × finer)
+CONTINUATION_STEP = 0.1       # rad or m: a continuation's steps, at most
+CORRECTION = 0.5              # Newton's correction of a first-order prediction, at most, per
+                              # unit step (a smooth path's is second order in the step)
+SMALLEST_STEP = 1e-4          # rad or m: a continuation halves its step down to this
 CONDITION_LIMIT = 1e6         # a partition whose Φ_u is worse conditioned is chosen again
 
 
@@ -211,18 +212,13 @@ class ClosedChain:
         return self._continuation(np.asarray(start, dtype=float), q)
 
     def close_from(self, last, v):
-        """q (n,) with the independent coordinates at v, closed from `last` (a closed pose):
-        by Newton's method from last's u for a step of at most NEWTON_STEP that stays on the
-        branch; else by continuation from `last` (when on the branch), then from the
+        """q (n,) with the independent coordinates at v, closed from `last` (a closed pose,
+        or one near it): by continuation from `last` where it is on the branch (one step,
+        predicted and corrected, for a step of at most CONTINUATION_STEP), else from the
         reference pose. UnclosedState as close."""
         last = np.asarray(last, dtype=float)
         q = last.copy()
         q[self._v] = v
-        step = np.abs(q[self._v] - last[self._v]).max(initial=0.0)
-        if step <= NEWTON_STEP:
-            closed = self.newton(q)
-            if closed is not None and self.on_branch(closed):
-                return closed
         if self.on_branch(last):
             try:
                 return self._continuation(last, q)
@@ -232,34 +228,44 @@ class ClosedChain:
         return self._continuation(self.reference, q)
 
     def _continuation(self, start, q):
-        """q closed by moving v from `start` (closed, on the branch) to q's in steps, each
-        closed by Newton's method from the last and kept on the branch; the steps 8 times
-        finer where that fails. UnclosedState naming what failed."""
+        """q closed by moving v from `start` (closed, on the branch) to q's in steps:
+        predicted to first order (x + B Δv), corrected by Newton's method, kept where the
+        correction is at most CORRECTION × the step and the pose on the branch, else the
+        step halved (doubled again after a success, up to CONTINUATION_STEP). A step
+        through a pose where branches meet lands off the predicted path or off the branch
+        however short it is. UnclosedState naming what failed."""
         v = self._v
         span = float(np.abs(q[v] - start[v]).max(initial=0.0))
-        left_branch = False
-        for refine in (1, 8):
-            steps = refine * max(1, math.ceil(span / CONTINUATION_STEP))
-            x = start.copy()
-            for k in range(1, steps + 1):
-                x[v] = start[v] + k / steps * (q[v] - start[v])
-                x = self.newton(x)
-                if x is None:
-                    break
-                if not self.on_branch(x):
-                    left_branch, x = True, None
-                    break
-            if x is not None:
-                return x
+        largest = min(1.0, CONTINUATION_STEP / span) if span > 0.0 else 1.0
+        x, t, h, left_branch = start.copy(), 0.0, largest, False
+        while t < 1.0:
+            h = min(h, 1.0 - t)
+            guess = x.copy()
+            try:
+                guess += self.velocity_transformation(x) @ (h * (q[v] - start[v]))
+            except np.linalg.LinAlgError:
+                pass
+            guess[v] = start[v] + (t + h) * (q[v] - start[v])
+            y = self.newton(guess) if np.isfinite(guess).all() else None
+            if y is not None and not self.on_branch(y):
+                left_branch, y = True, None
+            if y is not None and (np.abs(y - guess).max() <= CORRECTION * h * span):
+                x, t, h = y, t + h, min(2.0 * h, largest)
+                continue
+            h /= 2.0
+            if h * span < SMALLEST_STEP:
+                break
+        else:
+            return x
         names = [self.tree.joint_names[i] for i in v]
+        where = f"{names} at {np.round(q[v], 6).tolist()}"
         if left_branch:
             raise UnclosedState(
-                f"the loops close with {names} at {np.round(q[v], 6).tolist()} only off the "
-                f"assembly branch of the reference pose (det Φ_u signs {self.branch}): the "
-                "way there passes a singular pose where the branches meet")
-        raise UnclosedState(f"the loops do not close with {names} at "
-                            f"{np.round(q[v], 6).tolist()}: outside the mechanism's workspace "
-                            "or at a singular pose")
+                f"the loops do not close on the reference pose's assembly branch with {where}:"
+                f" the way there passes a pose where branches meet (det Φ_u = 0), past which "
+                f"the motors cannot tell how the linkage is assembled")
+        raise UnclosedState(f"the loops do not close with {where}: outside the mechanism's "
+                            "workspace or at a singular pose")
 
     def newton(self, q):
         """q with u solved by Newton's method from the given values, or None (also when |Φ|

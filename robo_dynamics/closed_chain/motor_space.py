@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError, UnclosedState
-from .mechanism import NEWTON_TOLERANCE
+from .mechanism import CORRECTION, NEWTON_TOLERANCE
 from .motor_closure import SINGULAR, motor_closure
 
 CONTINUITY = 1e-8       # det² / Hadamard's bound of Φ_u below this: a stream's next state
@@ -138,28 +138,27 @@ class MotorSpace:
 
     def _close(self, theta, guess):
         """q closed at θ on the reference's assembly branch. Newton's method from the
-        first-order guess (None: no step to one), kept on the branch; else continuation from
-        the reference pose (ClosedChain.close), then from the last pose. While states fail,
-        continuation is tried again only PREDICTED_STEP away from where it last failed: a
-        stream of states outside the workspace costs Newton's method each, not
-        continuation."""
+        first-order guess (None: no step to one), kept on the branch and near the guess
+        (mechanism.CORRECTION); else continuation from the reference pose
+        (ClosedChain.close), then from the last pose. While states fail, continuation is
+        tried again only PREDICTED_STEP away from where it last failed: a stream of states
+        outside the workspace costs Newton's method each, not continuation."""
         chain = self.chain
         if guess is not None:
             q = chain.newton(guess)
-            if q is not None and chain.on_branch(q):
+            step = np.abs(theta - self._closed_theta).max()
+            if q is not None and chain.on_branch(q) and \
+                    np.abs(q - guess).max() <= CORRECTION * step:
                 return q
-        target = self._last.copy()
-        target[self._motors] = theta
         failed = self._failed_at
         if failed is not None and np.max(np.abs(theta - failed)) <= PREDICTED_STEP:
-            q = chain.newton(target)
-            if q is None or not chain.on_branch(q):
-                raise UnclosedState(
-                    f"the loops do not close on the assembly branch with "
-                    f"{list(self.joint_names)} at {np.round(theta, 6).tolist()} (nor at "
-                    f"{np.round(failed, 6).tolist()}): outside the mechanism's workspace or "
-                    "at a singular pose")
-            return q
+            raise UnclosedState(
+                f"the loops do not close on the assembly branch with "
+                f"{list(self.joint_names)} at {np.round(theta, 6).tolist()} (nor at "
+                f"{np.round(failed, 6).tolist()}): outside the mechanism's workspace, at a "
+                "singular pose or past one where branches meet")
+        target = self._last.copy()
+        target[self._motors] = theta
         try:
             return chain.close(target, start=chain.reference)
         except UnclosedState:
