@@ -25,7 +25,12 @@ down so that no joint's part exceeds its cap. A 6-joint arm has no nullspace awa
 
 Safety: each part of e is clipped (position ≤ max_position_error [m], rotation ≤
 max_orientation_error [rad]), so a far target is approached at a bounded force, not as a
-step; a stiffness the loop cannot hold at the control period is refused (`stability_fault`);
+step; and at a bounded speed in every joint: the spring K e is scaled by ν ≤ 1 where the
+tip speed it leads to, ẋ_d = D⁺ K e (where the damping balances the spring), would move a
+joint faster than APPROACH_SPEED × its velocity bound, q̇_d = J̄ ẋ_d (Khatib, "A unified
+approach for motion and force control of robot manipulators: the operational space
+formulation", 1987, §V.B, velocity saturation: F = −D (ẋ − ν ẋ_d), here with ν from the
+joint speeds rather than a Cartesian speed); a stiffness the loop cannot hold at the control period is refused (`stability_fault`);
 the controller's clamp, rate limit and watchdogs apply as in every mode.
 """
 
@@ -43,6 +48,7 @@ from .trajectory import Motion
 CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE = "cartesian_impedance", "operational_space"
 LAWS = (CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE)
 STIFFNESS_MARGIN = 4.0   # a stiffness is refused unless 4 × it keeps the sampled loop stable
+APPROACH_SPEED = 0.4     # a far target is approached at joint speeds up to this × the bound
 
 
 def pose_error(R, p, R_d, p_d, max_position_error, max_orientation_error):
@@ -113,6 +119,15 @@ def stability_fault(omega, zeta, period):
             f"{STIFFNESS_MARGIN:g})")
 
 
+def approach_scale(D, spring, J_bar, velocity_bound):
+    """ν ∈ (0, 1]: the spring's scale that keeps the joint speeds of the tip speed it leads
+    to, J̄ D⁺ K e (J̄ = M⁻¹ Jᵀ Λ, the dynamically consistent inverse), within
+    APPROACH_SPEED × velocity_bound (n,) [rad/s or m/s]; 1 near the target."""
+    xd_d = np.linalg.lstsq(D, spring, rcond=1e-9)[0]
+    ratio = np.max(np.abs(J_bar @ xd_d) / (APPROACH_SPEED * velocity_bound))
+    return 1.0 / ratio if ratio > 1.0 else 1.0
+
+
 class CartesianTarget(Motion):
     """The tip held at pose (R_d (3, 3), p_d (3,) [m]) in the base frame by `law` (LAWS).
 
@@ -158,15 +173,17 @@ class CartesianTarget(Motion):
         except (np.linalg.LinAlgError, ArithmeticError) as exc:
             return f"the tip's dynamics at this pose cannot be computed ({exc})"
 
-    def commanded_wrench(self, solver, q, qd):
+    def commanded_wrench(self, solver, q, qd, velocity_bound=None):
         """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,
-        [force; moment]), F_ff included: τ = Jᵀ F + N τ_0 + h."""
-        return self._law(solver.unchecked, q, qd)[3]
+        [force; moment]), F_ff included: τ = Jᵀ F + N τ_0 + h. velocity_bound (n,)
+        [rad/s or m/s]: the joints' (the approach's speed scaled to it; None: not)."""
+        return self._law(solver.unchecked, q, qd, velocity_bound)[3]
 
-    def torque(self, solver, q, qd):
-        """τ (n,) [N·m or N] of the law at (q, q̇), before the controller's clamp."""
+    def torque(self, solver, q, qd, velocity_bound=None):
+        """τ (n,) [N·m or N] of the law at (q, q̇), before the controller's clamp;
+        velocity_bound as commanded_wrench."""
         u = solver.unchecked
-        J, M_inv, Lambda, F = self._law(u, q, qd)
+        J, M_inv, Lambda, F = self._law(u, q, qd, velocity_bound)
         tau = J.T @ F + u.bias(q, qd)
         if self.posture is not None:
             M = u.mass_matrix(q)
@@ -178,7 +195,7 @@ class CartesianTarget(Motion):
             tau = tau + (null / over if over > 1.0 else null)   # it stays in the nullspace
         return tau
 
-    def _law(self, u, q, qd):
+    def _law(self, u, q, qd, velocity_bound=None):
         """(J (6, n), M⁻¹ (n, n), Λ (6, 6), F (6,)) at (q, q̇); u: the unchecked solver."""
         J = u.jacobian(q, LOCAL_WORLD_ALIGNED)
         M_inv = u.mass_matrix_inverse(q)
@@ -188,10 +205,13 @@ class CartesianTarget(Motion):
                        self.max_orientation_error)
         D, _ = self.modes(Lambda)
         xd = J @ qd
+        spring = self.K @ e
+        if velocity_bound is not None:
+            spring = spring * approach_scale(D, spring, M_inv @ J.T @ Lambda, velocity_bound)
         if self.mode == OPERATIONAL_SPACE:
-            F = Lambda @ (self.K @ e - D @ xd - u.jacobian_dot_qd(q, qd, LOCAL_WORLD_ALIGNED))
+            F = Lambda @ (spring - D @ xd - u.jacobian_dot_qd(q, qd, LOCAL_WORLD_ALIGNED))
         else:
-            F = self.K @ e - D @ xd
+            F = spring - D @ xd
         return J, M_inv, Lambda, F + self.wrench
 
     def yields_to(self, solver, q, tau_ext, collision_threshold):

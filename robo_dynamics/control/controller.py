@@ -59,6 +59,7 @@ class Controller:
         self.hold_kind = ""            # the event kind that caused the hold
         self.hold_since = None         # [s] the first held joint state (None: not yet)
         self.halted = ""               # why the hold failed and the stream stopped ("": no)
+        self.hold_saturated = False    # the last hold command was clamped to the effort bound
         self.observer = self._observer(settings)
         self.thresholds = settings.observer_thresholds()
         self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
@@ -241,7 +242,7 @@ class Controller:
             events += (self._hold(unclosed),)
         friction = (friction_torque(qd, s.viscous, s.coulomb)
                     if s.friction_compensation and s.viscous is not None else 0.0)
-        external = None
+        external, limited = None, False
         if self.observer is not None and unclosed is None:   # its cost in the running node
             started = time.perf_counter()
             external, found = self._observe(q, qd, g, friction, stamp if stamp > 0.0 else now)
@@ -265,7 +266,7 @@ class Controller:
         if self.mode == GRAVITY:
             target = gravity
         elif self.mode not in (TRACKING, HOLD):   # a Cartesian law (cartesian.py)
-            target = self.motion.torque(solver, q, qd) + friction
+            target = self.motion.torque(solver, q, qd, s.velocity_bound) + friction
         elif self.mode == TRACKING:
             a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, s.kp, s.kd)
             target = solver.unchecked.inverse_dynamics(q, qd, a) + friction
@@ -280,8 +281,9 @@ class Controller:
                 if fault is not None:
                     return Cycle(None, None, None, events + (self._halt(fault, external),),
                                  external)
-            target = hold_law(solver, q, qd, g, s, self.period)
+            target, limited = hold_law(solver, q, qd, g, s, self.period)
         target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
+        self.hold_saturated = self.mode == HOLD and (clamped or limited)
         command, limited = self.limiter.limit(target, now, self.cartesian_target() is not None)
         counts = self.counts
         counts["commands"] += 1
@@ -386,8 +388,9 @@ class Controller:
         """The hold did not stop the arm: stop the command stream (latched), saying why."""
         s = self.settings
         cause = push_or_model_error(external, self.names, s.collision_threshold)
-        self.halted = (f"{fault} {s.hold_timeout:g} s into the hold (the hold cannot stop "
-                       f"it; {cause})")
+        limits = ("the joint torque limits cannot stop it: the hold's command is at the "
+                  "effort bound" if self.hold_saturated else "the hold cannot stop it")
+        self.halted = f"{fault} {s.hold_timeout:g} s into the hold ({limits}; {cause})"
         self.running = False
         self.counts["faults"] += 1
         return self._event(ERROR, "hold_failed", f"safe hold failed: {self.halted}: command "

@@ -10,6 +10,7 @@ import dataclasses
 
 import numpy as np
 
+from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from .limits import effort_bounds, velocity_bounds
 from .momentum_observer import DEFAULT_THRESHOLDS
 
@@ -33,6 +34,8 @@ class Settings:
     it is the motor current, τ_m = k ⊙ i, gear ratio included).
     hardware_compensates_gravity: the drives add g(q) themselves (Franka, UR direct torque
     control): the command sent leaves g(q) out; every bound applies to the full torque.
+    hold_push_force [N]: a person's push at the tool that the hold yields to at no more than
+    HOLD_YIELD of the velocity bound (hold_rates; 0: hold_decay_rate alone).
     """
     kp: np.ndarray
     kd: np.ndarray
@@ -54,6 +57,7 @@ class Settings:
     collision_reaction: str = "none"
     torque_constants: np.ndarray = None
     hardware_compensates_gravity: bool = False
+    hold_push_force: float = 50.0
 
     def observer_thresholds(self):
         """(contact, collision) thresholds as lists, for momentum_observer.contact_levels."""
@@ -79,23 +83,80 @@ def per_joint(values, dof, name):
     return values
 
 
-def hold_law(solver, q, qd, g, settings, period):
-    """The safe hold's torque at (q, q̇) [N·m or N], model order, without friction (it helps
-    stop the arm); g: g(q), already computed.
+HOLD_YIELD = 0.5       # the hold yields to hold_push_force at most this × the velocity bound
+HOLD_SAMPLED = 0.5     # λ Δt at most for the rates the push asks (|z| = 0.71 with a period's
+                       # delay between a state and its command; the sampled loop's margin)
 
-    Unless hold_damping is given: computed torque to a velocity that decays at λ =
-    hold_decay_rate, τ = M(q) (−λ q̇) + C(q, q̇) q̇ + g(q) (one Newton–Euler recursion), so
-    that q̈ = −λ q̇ and each joint's velocity falls as e^(−λt) (time constant 1/λ) at every
-    pose, whatever the inertia the joint carries there (Lynch & Park, Modern Robotics,
-    §11.4.1, with K_p = 0 and a zero desired velocity). Sampled every Δt [s] (`period`),
-    q̇ ← (1 − λΔt) q̇: λ is capped at 1/Δt (the fastest decay a sampled loop gives without
-    overshoot; unstable beyond 2/Δt). With hold_damping D (n,): g(q) − D q̇."""
+
+def hold_rates(solver, q, settings, period):
+    """λ (n,) [1/s]: each joint's rate of decay in the safe hold at q. hold_decay_rate, or
+    more on a joint that a person's push would otherwise spin past its bound: a force F of
+    hold_push_force [N] at the tool, in the direction worst for joint i, accelerates it by
+    a_i = F ‖row i of M⁻¹ J_vᵀ‖ (J_v the tool's linear Jacobian, base axes), and under
+    q̈ = −λ q̇ + a it settles at a_i / λ_i: λ_i = a_i / (HOLD_YIELD v_bound_i) keeps that
+    below HOLD_YIELD of the bound. From the model at q (light distal joints brake harder),
+    capped at HOLD_SAMPLED / period (the push-derived part) and 1 / period (the sampled
+    loop, as hold_law)."""
+    n = len(q)
+    rate = np.full(n, float(settings.hold_decay_rate))
+    if settings.hold_push_force > 0.0:
+        u = solver.unchecked
+        J_v = u.jacobian(q, LOCAL_WORLD_ALIGNED)[:3]
+        a = settings.hold_push_force * np.linalg.norm(u.mass_matrix_inverse(q) @ J_v.T,
+                                                      axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            wanted = np.where(np.isfinite(settings.velocity_bound),
+                              a / (HOLD_YIELD * settings.velocity_bound), 0.0)
+        if period is not None:
+            wanted = np.minimum(wanted, HOLD_SAMPLED / period)
+        rate = np.maximum(rate, wanted)
+    if period is not None:
+        rate = np.minimum(rate, 1.0 / period)
+    return rate
+
+
+def hold_law(solver, q, qd, g, settings, period):
+    """(τ, limited): the safe hold's torque at (q, q̇) [N·m or N], model order, without
+    friction (it helps stop the arm), and whether a joint's effort bound limited it; g:
+    g(q), already computed.
+
+    Unless hold_damping is given: computed torque to a velocity that decays at λ_i
+    (hold_rates: hold_decay_rate, more on joints a person's push would spin past their
+    bound), τ = M(q) (−λ ⊙ q̇) + C(q, q̇) q̇ + g(q) (one Newton–Euler recursion), so that
+    q̈_i = −λ_i q̇_i and each joint's velocity falls as e^(−λ_i t) at every pose, whatever
+    the inertia the joint carries there, and a push yields it at a_i / λ_i (Lynch & Park,
+    Modern Robotics, §11.4.1, with K_p = 0 and a zero desired velocity). Where that torque
+    would pass a joint's effort bound, that joint brakes at its bound and the others keep
+    their deceleration (within_bounds). Sampled every Δt
+    [s] (`period`), q̇ ← (1 − λΔt) q̇: λ is capped at 1/Δt (the fastest decay a sampled
+    loop gives without overshoot; unstable beyond 2/Δt). With hold_damping D (n,):
+    g(q) − D q̇."""
     if settings.hold_damping is not None:
-        return g - settings.hold_damping * qd
-    rate = settings.hold_decay_rate
-    if period is not None and rate * period > 1.0:
-        rate = 1.0 / period
-    return solver.unchecked.inverse_dynamics(q, qd, -rate * qd)
+        return g - settings.hold_damping * qd, False
+    u = solver.unchecked
+    a = -hold_rates(solver, q, settings, period) * qd
+    return within_bounds(u.bias(q, qd), u.mass_matrix(q), a, settings.effort_bound)
+
+
+def within_bounds(h, M, a, bound):
+    """(τ, limited): τ = h + M a (the joints' accelerations a), or, where that passes a
+    joint's effort bound, that joint's torque at its bound and the others' chosen so that
+    their accelerations stay a (M couples them: clamping one joint's torque alone would
+    turn the others' computed torque into an acceleration). Joints are bound in turn as
+    they pass; one whose h alone is beyond its bound is left to the clamp."""
+    tau = h + M @ a
+    bound_ = np.zeros(len(a), dtype=bool)
+    while True:
+        over = (np.abs(tau) > bound) & (np.abs(h) <= bound) & ~bound_
+        if not over.any():
+            return tau, bool(bound_.any())
+        bound_ |= over
+        s, f = np.flatnonzero(bound_), np.flatnonzero(~bound_)
+        tau_s = np.clip(tau[s], -bound[s], bound[s])
+        a_s = np.linalg.solve(M[np.ix_(s, s)], tau_s - h[s] - M[np.ix_(s, f)] @ a[f])
+        tau = tau.copy()
+        tau[s] = tau_s
+        tau[f] = h[f] + M[np.ix_(f, f)] @ a[f] + M[np.ix_(f, s)] @ a_s
 
 
 def thresholds(contact, collision, effort_limit):
@@ -134,7 +195,8 @@ def controller_settings(values, model):
         collision_reaction=values["collision_reaction"],
         torque_constants=(joint_values("torque_constants")
                           if values["effort_source"] == "current" else None),
-        hardware_compensates_gravity=values["hardware_compensates_gravity"])
+        hardware_compensates_gravity=values["hardware_compensates_gravity"],
+        hold_push_force=values["hold_push_force"])
 
 
 def friction_beyond_reach(model, mass_matrix, settings):

@@ -152,7 +152,8 @@ def publish(node):
             result = solver.operational_space(q, np.zeros_like(q))
             tau_g = solver.gravity(q)
             target = node.controller.cartesian_target()
-            F = None if target is None else target.commanded_wrench(solver, q, qd)
+            F = None if target is None else target.commanded_wrench(
+                solver, q, qd, node.controller.settings.velocity_bound)
         except Exception as exc:
             node.computation_failed(exc, "markers")
             return

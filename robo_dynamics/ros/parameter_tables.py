@@ -178,6 +178,12 @@ DYNAMICS_NODE = {
                             "velocity down (qdd = -lambda qd by computed torque, at every "
                             "pose; time constant 1/lambda), capped at 1/(control period).",
                             RUNTIME),
+    "hold_push_force": Spec(50.0, DOUBLE,
+                            "A person's push [N] at the tool that the safe hold yields to at "
+                            "no more than half the velocity bound: joints it would spin "
+                            "faster decay faster than hold_decay_rate (from M and J at the "
+                            "pose, up to 0.5/(control period)); 0: hold_decay_rate alone.",
+                            RUNTIME),
     "hold_damping": Spec(None, DOUBLES,
                          "Joint damping D [N m s/rad] of the safe hold instead of "
                          "hold_decay_rate's law: gravity compensation - D qd, one per chain "
@@ -279,6 +285,13 @@ SIM_ARM = {
                              "after which the last /clock and joint_states are published "
                              "again (identical: a message lost or a controller starting).",
                              READ_ONLY),
+    "lockstep_silence": Spec(2.0, DOUBLE, "With lockstep, once commands have come: wall time "
+                             "[s] without one after which the controller is taken as silent, "
+                             "as a drive's watchdog takes it: simulated time goes on without "
+                             "it, one publish period per timer tick (the last command held for "
+                             "command_timeout, then the brakes), until a command comes again. "
+                             "The loop stays the same on any machine while the controller "
+                             "answers within this.", READ_ONLY),
     "lockstep_max_speed": Spec(1.0, DOUBLE, "With lockstep: the fastest simulated time may "
                                "run, as a multiple of real time (1: never faster than real "
                                "time, as a real arm; 0: as fast as the loop goes).",
@@ -324,6 +337,7 @@ RANGES = {
     "stale_timeout": lambda v: 0.0 < v < math.inf,
     "hold_timeout": lambda v: 0.0 < v < math.inf,
     "hold_decay_rate": lambda v: 0.0 < v <= 1000.0,
+    "hold_push_force": lambda v: 0.0 <= v < math.inf,
     "cross_check_rate": lambda v: 0.0 <= v <= 1000.0,
     "cross_check_tolerance": lambda v: 0.0 < v < math.inf,
     "marker_rate": lambda v: 0.0 <= v <= 100.0,
@@ -336,6 +350,7 @@ RANGES = {
     "publish_rate": lambda v: 0.0 < v <= 10_000.0,
     "command_timeout": lambda v: 0.0 < v < math.inf,
     "lockstep_timeout": lambda v: 0.0 < v < math.inf,
+    "lockstep_silence": lambda v: 0.0 < v < math.inf,
     "lockstep_max_speed": lambda v: 0.0 <= v < math.inf,
     "wrench_damping": lambda v: 0.0 <= v < math.inf,
     "effort_noise": lambda v: 0.0 <= v < math.inf,

@@ -25,7 +25,10 @@ external-torque estimate is judged against) are published on ~/external_joint_to
 once when a wrench arrives (stamped with the state it acts from: a receipt).
 With lockstep, simulated time no longer follows the clock: it starts at 0 and advances by
 one publish period once the command for the last joint_states has arrived (never without
-it: after lockstep_timeout of wall time the same /clock and state go out again), at most
+it: after lockstep_timeout of wall time the same /clock and state go out again; once
+commands have come, after lockstep_silence without one the controller is taken as silent, as
+a drive's watchdog takes it, and time goes on: the command held for command_timeout, then the
+brakes, until a command comes again), at most
 lockstep_max_speed times as fast as real time, and goes out on /clock just before the
 state; nodes with use_sim_time run on it. With lockstep_supervised it also stops at the
 latest time received on ~/run_until and announces on ~/paused (the time of the state it
@@ -112,6 +115,8 @@ class SimArmNode(Node):
         self.epoch = None          # the same [ns], never shifted: the stamps' origin
         self.lockstep = p["lockstep"]
         self.lockstep_timeout = p["lockstep_timeout"]
+        self.lockstep_silence = p["lockstep_silence"]
+        self.silent = False        # lockstep: the controller fell silent; time goes on
         self.period = 1.0 / p["publish_rate"]     # [s]
         self.steps_per_period = max(1, round(self.period / self.arm.h))
         self.awaiting = False      # lockstep: no command yet for the last state published
@@ -182,6 +187,9 @@ class SimArmNode(Node):
         tau = np.zeros(self.model.dof)                 # joints not commanded get zero
         tau[self.command_index] = data
         self.arm.set_command(tau)
+        if self.silent:
+            self.silent = False
+            self.get_logger().info(f"lockstep: commands again at t = {self.arm.t:.3f} s")
         if self.awaiting:
             self.awaiting = False
             self._lockstep_tick()            # due already: not waiting for the timer
@@ -239,6 +247,9 @@ class SimArmNode(Node):
         now = time.monotonic()
         if self.last_out is None:
             self._lockstep_publish(self.arm.measured_effort())
+        elif self.awaiting and self.arm.command_time != -np.inf and (
+                self.silent or now - self.first_sent >= self.lockstep_silence):
+            self._silent_tick(now)
         elif self.awaiting:
             if now - self.published_at >= self.lockstep_timeout:
                 self.repeats += 1
@@ -263,6 +274,21 @@ class SimArmNode(Node):
         elif self.paused_at != self.arm.t:    # at the horizon, the last state answered
             self.paused_at = self.arm.t
             self.pub_paused.publish(self.last_out[0])
+
+    def _silent_tick(self, now):
+        """The controller is silent (no command for lockstep_silence): one period on, as the
+        drive's own watchdog would go on (held command, then brakes), not faster than
+        lockstep_max_speed allows."""
+        if not self.silent:
+            self.silent = True
+            self.get_logger().warning(
+                f"lockstep: no command for {now - self.first_sent:.2g} s (lockstep_silence "
+                f"{self.lockstep_silence:g} s): the controller is silent; simulated time goes "
+                f"on from t = {self.arm.t:.3f} s, the brakes engage after command_timeout")
+        if now - self.advanced_at >= self.min_wall_period and \
+                self.arm.t + self.period <= self.horizon + 1e-9:
+            self.advanced_at = now
+            self._lockstep_publish(self._advance(self.steps_per_period))
 
     def _lockstep_publish(self, applied):
         """/clock, then the state of simulated time now (applied: the motor torques over the
