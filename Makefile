@@ -15,7 +15,7 @@ TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 3 ? n + 1 : 4 )))
 INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/*/*.action \
                          interfaces/*/CMakeLists.txt interfaces/*/package.xml)
 
-.PHONY: demo test venv clean bench soak corpus workspace matrix
+.PHONY: demo test venv clean bench soak corpus workspace matrix held
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.ros.demo
@@ -51,6 +51,11 @@ corpus: $(STAMP)
 # table (its cells are asserted in make test, test/test_arm_matrix.py)
 matrix: $(STAMP)
 	PYTHONPATH=.:test $(PY) test/arm_matrix.py
+
+# pushes of a person's size on three held arms, in three modes, and Cartesian targets:
+# docs/testing.md's table (a trimmed sweep is in make test, test/test_held_arm.py)
+held: $(STAMP)
+	PYTHONPATH=.:test $(PY) test/held_arm.py
 
 # colcon workspace in build/ws against the venv's wheel-based ROS 2 (docs/install.md: ROS 2 workspace)
 workspace: $(STAMP)

@@ -180,10 +180,12 @@ def push_for_collision(loop, link, direction):
 
 def hold_after_knock(robot, q0, direction=(0.0, 0.0, 1.0), scale=1.5, duration=0.1):
     """A knock on the middle link: `scale` × the smallest force that is a collision, for
-    `duration` s, at the node's defaults (collision_reaction hold). Figures: the time
-    constant [s] of the velocity's decay once the knock is over (√(q̇ᵀ M q̇) falling to 1/e),
-    the largest |q̇| / velocity bound over every joint, the events."""
-    loop = Loop(robot, q0)
+    `duration` s, at the node's defaults (collision_reaction hold) but hold_push_force 0
+    (hold_decay_rate's law alone: its time constant; the rates a push asks for are
+    test_held_arm.py's). Figures: the time constant [s] of the velocity's decay once the
+    knock is over (√(q̇ᵀ M q̇) falling to 1/e), the largest |q̇| / velocity bound over every
+    joint, the events."""
+    loop = Loop(robot, q0, hold_push_force=0.0)
     loop.run(0.3)
     link = robot.body_links[robot.dof // 2]
     direction = np.asarray(direction, dtype=float)
@@ -218,9 +220,9 @@ def withstood_push(loop, link, direction):
 
 def push_in_hold(robot, q0, direction=(0.0, 1.0, 1.0), duration=0.2, scale=1.0):
     """The arm in the safe hold; `scale` × the push the docs say it withstands on the middle
-    link for `duration` s, then let go. Figures: the largest |q̇| / velocity bound, the decay's time
-    constant after the push, the events."""
-    loop = Loop(robot, q0)
+    link for `duration` s, then let go (hold_push_force 0, as hold_after_knock). Figures: the
+    largest |q̇| / velocity bound, the decay's time constant after the push, the events."""
+    loop = Loop(robot, q0, hold_push_force=0.0)
     loop.run(0.05)
     # a set-point 5 mrad away with a tracking bound of 1 mrad: the next state trips the
     # tracking watchdog, and the arm is in the hold

@@ -875,9 +875,18 @@ def test_velocity_fault_gives_the_safe_hold_on_the_same_joint_state(harness):
     qd[1] = 1.2 * ROBOT.velocity_limit[1]
     t += 0.002
     command = clock.state(t, Q, qd)                   # the joint state that shows the fault
-    # the documented hold: M(q)(−λ q̇) + C(q, q̇) q̇ + g(q), λ = 20/s (Pinocchio's M, C, g)
-    hold = np.clip(REF.mass_matrix(Q) @ (-20.0 * qd) + REF.coriolis_matrix(Q, qd) @ qd
-                   + REF.gravity(Q), -ROBOT.effort_limit, ROBOT.effort_limit)
+    # the documented hold: M(q)(−λ q̇) + C(q, q̇) q̇ + g(q), λ = 20/s on the moving shoulder
+    # (Pinocchio's M, C, g); the joints that would pass their effort limit held at it and
+    # the others' accelerations kept (docs/node.md): M_FF a_F + M_FS a_S = τ_F − h_F
+    M, h = REF.mass_matrix(Q), REF.coriolis_matrix(Q, qd) @ qd + REF.gravity(Q)
+    a = -20.0 * qd
+    hold = h + M @ a
+    S = np.flatnonzero(np.abs(hold) > ROBOT.effort_limit)
+    F = np.setdiff1d(np.arange(6), S)
+    assert len(S) > 0                                  # the rule is exercised
+    hold[S] = np.clip(hold[S], -ROBOT.effort_limit[S], ROBOT.effort_limit[S])
+    a_S = np.linalg.solve(M[np.ix_(S, S)], hold[S] - h[S] - M[np.ix_(S, F)] @ a[F])
+    hold[F] = h[F] + M[np.ix_(F, F)] @ a[F] + M[np.ix_(F, S)] @ a_S
     expected = last + np.clip(hold - last, -2.0, 2.0)  # one 2 ms step at 1000 N m/s
     np.testing.assert_allclose(command, expected, rtol=0, atol=1e-9)
     assert harness.spin_until(lambda: any(e.kind == "safe_hold" for e in harness.inbox["events"]))

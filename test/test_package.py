@@ -36,7 +36,7 @@ ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
                 "robo_dynamics_interfaces", "std_srvs", "control_msgs", "lifecycle_msgs"}
-TEST_HELPERS = {"arm_matrix", "arm_matrix_fits", "bags", "closed_chain_models", "conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
+TEST_HELPERS = {"arm_matrix", "arm_matrix_fits", "bags", "held_arm", "closed_chain_models", "conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
                 "robo_dynamics", "without_pinocchio",
                 "test_trajectory_action",   # test_lifecycle_node.py reuses its client
                 "test_shipped_linkages", "test_closed_chain_delta"}   # their closed forms

@@ -25,12 +25,11 @@ down so that no joint's part exceeds its cap. A 6-joint arm has no nullspace awa
 
 Safety: each part of e is clipped (position ≤ max_position_error [m], rotation ≤
 max_orientation_error [rad]), so a far target is approached at a bounded force, not as a
-step; and at a bounded speed in every joint: the spring K e is scaled by ν ≤ 1 where the
-tip speed it leads to, ẋ_d = D⁺ K e (where the damping balances the spring), would move a
-joint faster than APPROACH_SPEED × its velocity bound, q̇_d = J̄ ẋ_d (Khatib, "A unified
-approach for motion and force control of robot manipulators: the operational space
-formulation", 1987, §V.B, velocity saturation: F = −D (ẋ − ν ẋ_d), here with ν from the
-joint speeds rather than a Cartesian speed); a stiffness the loop cannot hold at the control period is refused (`stability_fault`);
+step; and the target itself is approached along a way (Approach) timed so that no joint
+moves faster than APPROACH_SPEED × its velocity bound: the law acts about the way's pose
+and velocity, e = [p_v − p; φ(R_v Rᵀ)] and D (ẋ_v − ẋ), until the way ends at the target
+(a moving equilibrium, as a trajectory sent in steps; at rest the law is the plain one, so
+a steady push gives the compliance K⁻¹F); a stiffness the loop cannot hold at the control period is refused (`stability_fault`);
 the controller's clamp, rate limit and watchdogs apply as in every mode.
 """
 
@@ -41,14 +40,15 @@ import numpy as np
 from ..algorithms import small_linalg
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import KAPPA_MAX, operational_space
-from ..spatial.rotations import rotation_vector
+from ..spatial.rotations import axis_angle_matrix, rotation_vector
 from .momentum_observer import COLLISION, UNKNOWN, as_contact
 from .trajectory import Motion
 
 CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE = "cartesian_impedance", "operational_space"
 LAWS = (CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE)
 STIFFNESS_MARGIN = 4.0   # a stiffness is refused unless 4 × it keeps the sampled loop stable
-APPROACH_SPEED = 0.4     # a far target is approached at joint speeds up to this × the bound
+APPROACH_SPEED = 0.4     # a target is approached at joint speeds up to this × the bound
+QUINTIC_PEAK = 1.875     # the quintic's fastest ṡ, × 1/T
 
 
 def pose_error(R, p, R_d, p_d, max_position_error, max_orientation_error):
@@ -119,13 +119,55 @@ def stability_fault(omega, zeta, period):
             f"{STIFFNESS_MARGIN:g})")
 
 
-def approach_scale(D, spring, J_bar, velocity_bound):
-    """ν ∈ (0, 1]: the spring's scale that keeps the joint speeds of the tip speed it leads
-    to, J̄ D⁺ K e (J̄ = M⁻¹ Jᵀ Λ, the dynamically consistent inverse), within
-    APPROACH_SPEED × velocity_bound (n,) [rad/s or m/s]; 1 near the target."""
-    xd_d = np.linalg.lstsq(D, spring, rcond=1e-9)[0]
-    ratio = np.max(np.abs(J_bar @ xd_d) / (APPROACH_SPEED * velocity_bound))
-    return 1.0 / ratio if ratio > 1.0 else 1.0
+class Approach:
+    """The way from the tip's pose where a target was admitted (R_0, p_0) to the target
+    (R_d, p_d): a straight line and a turn about one fixed axis, dx = [p_d − p_0; φ(R_d
+    R_0ᵀ)], along the quintic s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ (at rest at both ends: no step in
+    the commanded force). τ runs at 1/T, slowed wherever the joint speeds it asks, J̄ dx ṡ
+    with J̄ = M⁻¹ Jᵀ Λ (the dynamically consistent inverse) where the arm is, would pass
+    APPROACH_SPEED × their bound; T makes that so at the start at the quintic's fastest."""
+
+    def __init__(self, R_0, p_0, R_d, p_d, J_bar, velocity_bound, start):
+        self.R_0, self.p_0, self.bound = R_0, p_0, np.asarray(velocity_bound, dtype=float)
+        self.dx = np.concatenate((p_d - p_0, rotation_vector(R_d @ R_0.T)))
+        self.T = QUINTIC_PEAK * self._speed(J_bar)
+        self.tau, self.time = (0.0, float(start)) if self.T > 0.0 else (1.0, float(start))
+        self.rate = 1.0 / self.T if self.T > 0.0 else 0.0
+
+    def _speed(self, J_bar):
+        """max_i |J̄ dx|_i / (APPROACH_SPEED v_bound,i): the joints' speed at ṡ = 1."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            speeds = np.where(np.isfinite(self.bound), np.abs(J_bar @ self.dx)
+                              / (APPROACH_SPEED * self.bound), 0.0)
+        return float(speeds.max(initial=0.0))
+
+    def at(self, now, J_bar=None, qd=None):
+        """(R (3, 3), p (3,) [m], ẋ (6,) [m/s; rad/s]) of the way at `now` [s], τ moved on
+        from the last call: slowed where J̄ (6 → n) at the arm's pose now asks for more, or
+        where a joint already moves faster (q̇ (n,): a light wrist that the tip's force
+        spins about the point the way moves, which J̄ dx does not see), by that ratio
+        squared."""
+        tau = self.tau
+        if now > self.time and tau < 1.0:
+            rate = 1.0 / self.T
+            if J_bar is not None:
+                ds = 30.0 * tau * tau * (1.0 - tau) ** 2 * rate     # ṡ at the nominal rate
+                asked = ds * self._speed(J_bar)
+                if qd is not None:
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        moving = np.where(np.isfinite(self.bound), np.abs(qd)
+                                          / (APPROACH_SPEED * self.bound), 0.0)
+                    asked = max(asked, float(moving.max(initial=0.0)) ** 2)
+                if asked > 1.0:
+                    rate /= asked
+            tau = self.tau = min(1.0, tau + (now - self.time) * rate)
+            self.time, self.rate = now, rate
+        s = tau ** 3 * (10.0 - 15.0 * tau + 6.0 * tau * tau)
+        ds = 30.0 * tau * tau * (1.0 - tau) ** 2 * self.rate if 0.0 < tau < 1.0 else 0.0
+        angle = math.sqrt(self.dx[3:] @ self.dx[3:])
+        R = (axis_angle_matrix(self.dx[3:] / angle, s * angle) @ self.R_0 if angle > 0.0
+             else self.R_0)
+        return R, self.p_0 + s * self.dx[:3], ds * self.dx
 
 
 class CartesianTarget(Motion):
@@ -149,6 +191,7 @@ class CartesianTarget(Motion):
         self.null_max = np.array(nullspace_torque_max, dtype=float)
         self.max_position_error = float(max_position_error)
         self.max_orientation_error = float(max_orientation_error)
+        self.approach = None       # set when admitted (begin)
         k, V = np.linalg.eigh(self.K)
         if not (self.K.shape == (6, 6) and np.allclose(self.K, self.K.T, atol=1e-9)
                 and k[0] >= -1e-9 * max(k[-1], 1.0)):
@@ -173,17 +216,28 @@ class CartesianTarget(Motion):
         except (np.linalg.LinAlgError, ArithmeticError) as exc:
             return f"the tip's dynamics at this pose cannot be computed ({exc})"
 
-    def commanded_wrench(self, solver, q, qd, velocity_bound=None):
-        """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,
-        [force; moment]), F_ff included: τ = Jᵀ F + N τ_0 + h. velocity_bound (n,)
-        [rad/s or m/s]: the joints' (the approach's speed scaled to it; None: not)."""
-        return self._law(solver.unchecked, q, qd, velocity_bound)[3]
-
-    def torque(self, solver, q, qd, velocity_bound=None):
-        """τ (n,) [N·m or N] of the law at (q, q̇), before the controller's clamp;
-        velocity_bound as commanded_wrench."""
+    def begin(self, solver, q, now, velocity_bound):
+        """The target admitted at `now` [s] with the arm at q: its Approach from the tip's
+        pose there, timed for the joints' velocity_bound (n,) [rad/s or m/s]."""
         u = solver.unchecked
-        J, M_inv, Lambda, F = self._law(u, q, qd, velocity_bound)
+        J = u.jacobian(q, LOCAL_WORLD_ALIGNED)
+        M_inv = u.mass_matrix_inverse(q)
+        Lambda = operational_space(J, M_inv=M_inv).Lambda
+        R, p = u.tip_pose(q)
+        self.approach = Approach(R, p, self.R_d, self.p_d, M_inv @ J.T @ Lambda,
+                                 velocity_bound, now)
+
+    def commanded_wrench(self, solver, q, qd, now=None):
+        """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,
+        [force; moment]) at `now` [s] (None: the target itself, the way ended), F_ff
+        included: τ = Jᵀ F + N τ_0 + h."""
+        return self._law(solver.unchecked, q, qd, now)[3]
+
+    def torque(self, solver, q, qd, now=None):
+        """τ (n,) [N·m or N] of the law at (q, q̇) and `now` as commanded_wrench, before the
+        controller's clamp."""
+        u = solver.unchecked
+        J, M_inv, Lambda, F = self._law(u, q, qd, now)
         tau = J.T @ F + u.bias(q, qd)
         if self.posture is not None:
             M = u.mass_matrix(q)
@@ -195,23 +249,23 @@ class CartesianTarget(Motion):
             tau = tau + (null / over if over > 1.0 else null)   # it stays in the nullspace
         return tau
 
-    def _law(self, u, q, qd, velocity_bound=None):
-        """(J (6, n), M⁻¹ (n, n), Λ (6, 6), F (6,)) at (q, q̇); u: the unchecked solver."""
+    def _law(self, u, q, qd, now=None):
+        """(J (6, n), M⁻¹ (n, n), Λ (6, 6), F (6,)) at (q, q̇) and `now`; u: the unchecked
+        solver."""
         J = u.jacobian(q, LOCAL_WORLD_ALIGNED)
         M_inv = u.mass_matrix_inverse(q)
         Lambda = operational_space(J, M_inv=M_inv).Lambda
         R, p = u.tip_pose(q)
-        e = pose_error(R, p, self.R_d, self.p_d, self.max_position_error,
-                       self.max_orientation_error)
+        R_v, p_v, xd_v = self.R_d, self.p_d, None
+        if now is not None and self.approach is not None:
+            R_v, p_v, xd_v = self.approach.at(now, M_inv @ J.T @ Lambda, qd)
+        e = pose_error(R, p, R_v, p_v, self.max_position_error, self.max_orientation_error)
         D, _ = self.modes(Lambda)
-        xd = J @ qd
-        spring = self.K @ e
-        if velocity_bound is not None:
-            spring = spring * approach_scale(D, spring, M_inv @ J.T @ Lambda, velocity_bound)
+        xd = J @ qd if xd_v is None else J @ qd - xd_v
         if self.mode == OPERATIONAL_SPACE:
-            F = Lambda @ (spring - D @ xd - u.jacobian_dot_qd(q, qd, LOCAL_WORLD_ALIGNED))
+            F = Lambda @ (self.K @ e - D @ xd - u.jacobian_dot_qd(q, qd, LOCAL_WORLD_ALIGNED))
         else:
-            F = spring - D @ xd
+            F = self.K @ e - D @ xd
         return J, M_inv, Lambda, F + self.wrench
 
     def yields_to(self, solver, q, tau_ext, collision_threshold):

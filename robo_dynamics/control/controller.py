@@ -126,6 +126,7 @@ class Controller:
         if self.motion is not None:
             self.motion.ended("replaced by a new desired motion", replaced=True)
         self.motion, self.mode, self.hold_reason, self.hold_kind = motion, motion.mode, "", ""
+        motion.begin(self.solver, self.merger.q, now, self.settings.velocity_bound)
         if self.halted:                # the stream starts again, as a ramp
             self.halted, self.running = "", False
         what = ("tracking a new desired motion" if motion.mode == TRACKING
@@ -266,7 +267,7 @@ class Controller:
         if self.mode == GRAVITY:
             target = gravity
         elif self.mode not in (TRACKING, HOLD):   # a Cartesian law (cartesian.py)
-            target = self.motion.torque(solver, q, qd, s.velocity_bound) + friction
+            target = self.motion.torque(solver, q, qd, now) + friction
         elif self.mode == TRACKING:
             a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, s.kp, s.kd)
             target = solver.unchecked.inverse_dynamics(q, qd, a) + friction

@@ -196,7 +196,7 @@ def controller_settings(values, model):
         torque_constants=(joint_values("torque_constants")
                           if values["effort_source"] == "current" else None),
         hardware_compensates_gravity=values["hardware_compensates_gravity"],
-        hold_push_force=values["hold_push_force"])
+        hold_push_force=values.get("hold_push_force", Settings.hold_push_force))
 
 
 def friction_beyond_reach(model, mass_matrix, settings):

@@ -23,6 +23,10 @@ class Motion:
 
     mode = "tracking"
 
+    def begin(self, solver, q, now, velocity_bound):
+        """The motion admitted at `now` [s] with the arm at q (a Cartesian target plans its
+        way from there); nothing by default."""
+
     def feed_forward(self, now):
         return None
 

@@ -153,7 +153,7 @@ def publish(node):
             tau_g = solver.gravity(q)
             target = node.controller.cartesian_target()
             F = None if target is None else target.commanded_wrench(
-                solver, q, qd, node.controller.settings.velocity_bound)
+                solver, q, qd, node.controller.last_state_time)
         except Exception as exc:
             node.computation_failed(exc, "markers")
             return
