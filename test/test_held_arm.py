@@ -168,7 +168,7 @@ def test_a_silent_controller_lets_sim_arm_brake_and_a_new_motion_restarts_it(ros
     new desired motion (the pose where it stopped) is admitted and commanded: sim_arm
     releases its brakes and the lockstep goes on."""
     urdf = str(REPO / "urdf" / "rd_ur5e.urdf")
-    sim, node = closed_loop_nodes(urdf, Q_USER, {"lockstep_silence": 0.5, "brakes": True},
+    sim, node = closed_loop_nodes(urdf, Q_USER, {"lockstep_silence": 2.0, "brakes": True},
                                   {"tip_link": "tool0"})
     loop = RosLoop(sim, node)
     peer = loop.add(rclpy.create_node("held_arm_peer"))

@@ -288,7 +288,7 @@ class Controller:
         command, limited = self.limiter.limit(target, now, self.cartesian_target() is not None)
         counts = self.counts
         counts["commands"] += 1
-        counts["clamped"] += clamped
+        counts["clamped"] += clamped or limited      # the hold held at an effort bound too
         counts["rate_limited"] += limited
         self.last_command_time = now
         if s.hardware_compensates_gravity:     # every check above was on the full torque

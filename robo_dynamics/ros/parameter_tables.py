@@ -285,7 +285,7 @@ SIM_ARM = {
                              "after which the last /clock and joint_states are published "
                              "again (identical: a message lost or a controller starting).",
                              READ_ONLY),
-    "lockstep_silence": Spec(2.0, DOUBLE, "With lockstep, once commands have come: wall time "
+    "lockstep_silence": Spec(5.0, DOUBLE, "With lockstep, once commands have come: wall time "
                              "[s] without one after which the controller is taken as silent, "
                              "as a drive's watchdog takes it: simulated time goes on without "
                              "it, one publish period per timer tick (the last command held for "
