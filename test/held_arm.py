@@ -78,7 +78,7 @@ def push(robot, q0, mode, direction, force, sudden):
     def each(lp):
         ramp = 1.0 if sudden else min(1.0, (lp.t - start) / RAMP)
         lp.arm.set_external_wrench(robot.tip_link, ramp * force * direction, np.zeros(3))
-        saturated.append(lp.ctrl.hold_saturated)
+        saturated.append(lp.ctrl.at_effort_bound)
     loop.run(PUSH, each=each)
     loop.arm.set_external_wrench(robot.tip_link, np.zeros(3), np.zeros(3))
     loop.run(AFTER)

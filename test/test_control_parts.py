@@ -26,7 +26,7 @@ VALUES = {   # parameter values as the node reads them (None: unset)
     "friction_compensation": True, "viscous_friction": None, "coulomb_friction": None,
     "observer_gain": [50.0], "contact_thresholds": None, "collision_thresholds": None,
     "collision_reaction": "hold", "effort_source": "effort", "torque_constants": None,
-    "hardware_compensates_gravity": False}
+    "hardware_compensates_gravity": False, "hold_push_force": 50.0}
 
 
 def test_settings_take_the_urdf_friction_and_half_the_effort_limits():

@@ -86,8 +86,8 @@ class MotorSpace:
                 inverse = (self.chain.dependent_inverse(q).ravel().tolist() if len(self._u)
                            else [])
                 closed = (q, self.chain.velocity_transformation(q, self._motors), inverse)
-            q, B, self._inverse = closed[:3]
-            self._det_sign = closed[3] if len(closed) > 3 else self._sign_of_det(q)
+                self._det_sign = self._sign_of_det(q)   # the compiled path keeps its sign
+            q, B, self._inverse = closed
             self._last, self._closed_key, self._closed_theta = q, key, theta
             self._closed = (q, B)
             self._failed_at = None
@@ -130,7 +130,7 @@ class MotorSpace:
                     return None
                 B = self._B_motors.copy()
                 B[self._u] = np.reshape(B_u, (len(self._u), self.dof))
-                return np.array(q), B, inverse, self._det_sign
+                return np.array(q), B, inverse
             for i, delta in zip(self._u.tolist(), step):
                 q[i] -= delta
             moved += max(map(abs, step))

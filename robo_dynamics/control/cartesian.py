@@ -130,16 +130,25 @@ class Approach:
     def __init__(self, R_0, p_0, R_d, p_d, J_bar, velocity_bound, start):
         self.R_0, self.p_0, self.bound = R_0, p_0, np.asarray(velocity_bound, dtype=float)
         self.dx = np.concatenate((p_d - p_0, rotation_vector(R_d @ R_0.T)))
-        self.T = QUINTIC_PEAK * self._speed(J_bar)
+        self.T = QUINTIC_PEAK * self._speed(J_bar @ self.dx)   # the speeds at ṡ = 1
         self.tau, self.time = (0.0, float(start)) if self.T > 0.0 else (1.0, float(start))
         self.rate = 1.0 / self.T if self.T > 0.0 else 0.0
 
-    def _speed(self, J_bar):
-        """max_i |J̄ dx|_i / (APPROACH_SPEED v_bound,i): the joints' speed at ṡ = 1."""
+    @property
+    def ended(self):
+        return self.tau >= 1.0
+
+    def _speed(self, qd):
+        """max_i |q̇_i| / (APPROACH_SPEED v_bound,i) (joints without a bound: 0)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            speeds = np.where(np.isfinite(self.bound), np.abs(J_bar @ self.dx)
-                              / (APPROACH_SPEED * self.bound), 0.0)
+            speeds = np.where(np.isfinite(self.bound),
+                              np.abs(qd) / (APPROACH_SPEED * self.bound), 0.0)
         return float(speeds.max(initial=0.0))
+
+    @staticmethod
+    def _quintic(tau):
+        """(s, ds/dτ) of s = 10τ³ − 15τ⁴ + 6τ⁵."""
+        return tau ** 3 * (10.0 - 15.0 * tau + 6.0 * tau * tau), 30.0 * (tau * (1.0 - tau)) ** 2
 
     def at(self, now, J_bar=None, qd=None):
         """(R (3, 3), p (3,) [m], ẋ (6,) [m/s; rad/s]) of the way at `now` [s], τ moved on
@@ -151,19 +160,15 @@ class Approach:
         if now > self.time and tau < 1.0:
             rate = 1.0 / self.T
             if J_bar is not None:
-                ds = 30.0 * tau * tau * (1.0 - tau) ** 2 * rate     # ṡ at the nominal rate
-                asked = ds * self._speed(J_bar)
+                asked = self._quintic(tau)[1] * rate * self._speed(J_bar @ self.dx)
                 if qd is not None:
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        moving = np.where(np.isfinite(self.bound), np.abs(qd)
-                                          / (APPROACH_SPEED * self.bound), 0.0)
-                    asked = max(asked, float(moving.max(initial=0.0)) ** 2)
+                    asked = max(asked, self._speed(qd) ** 2)
                 if asked > 1.0:
                     rate /= asked
             tau = self.tau = min(1.0, tau + (now - self.time) * rate)
             self.time, self.rate = now, rate
-        s = tau ** 3 * (10.0 - 15.0 * tau + 6.0 * tau * tau)
-        ds = 30.0 * tau * tau * (1.0 - tau) ** 2 * self.rate if 0.0 < tau < 1.0 else 0.0
+        s, ds = self._quintic(tau)
+        ds = ds * self.rate if 0.0 < tau < 1.0 else 0.0
         angle = math.sqrt(self.dx[3:] @ self.dx[3:])
         R = (axis_angle_matrix(self.dx[3:] / angle, s * angle) @ self.R_0 if angle > 0.0
              else self.R_0)
@@ -257,7 +262,7 @@ class CartesianTarget(Motion):
         Lambda = operational_space(J, M_inv=M_inv).Lambda
         R, p = u.tip_pose(q)
         R_v, p_v, xd_v = self.R_d, self.p_d, None
-        if now is not None and self.approach is not None:
+        if now is not None and self.approach is not None and not self.approach.ended:
             R_v, p_v, xd_v = self.approach.at(now, M_inv @ J.T @ Lambda, qd)
         e = pose_error(R, p, R_v, p_v, self.max_position_error, self.max_orientation_error)
         D, _ = self.modes(Lambda)

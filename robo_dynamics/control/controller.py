@@ -8,8 +8,8 @@ Each joint state gives at most one command (model joint order, N·m or N):
               feed-forward), a = q̈_d + K_p (q_d − q) + K_d (q̇_d − q̇)
     cartesian_impedance, operational_space: the law of a          an admitted Cartesian
               CartesianTarget (cartesian.py) (+ friction)         target
-    hold      M(q)(−λ q̇) + C q̇ + g(q): every joint's velocity      after a fault, until a new
-              decays as e^(−λt) (settings.hold_law)               desired motion is admitted
+    hold      M(q)(−λ ⊙ q̇) + C q̇ + g(q): joint i's velocity      after a fault, until a new
+              decays as e^(−λ_i t) (settings.hold_law)            desired motion is admitted
 
 The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
 of source (mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
@@ -53,13 +53,11 @@ class Controller:
         self.solver, self.merger, self.settings = solver, merger, settings
         model = solver.model
         self.names, self.lower, self.upper = model.joint_names, model.lower, model.upper
-        self.mode = GRAVITY
-        self.motion = None             # the admitted desired motion (Trajectory / SetPoint)
-        self.hold_reason = ""
-        self.hold_kind = ""            # the event kind that caused the hold
+        self.mode, self.motion = GRAVITY, None   # the admitted desired motion (or None)
+        self.hold_reason, self.hold_kind = "", ""   # why held; the event kind that caused it
         self.hold_since = None         # [s] the first held joint state (None: not yet)
         self.halted = ""               # why the hold failed and the stream stopped ("": no)
-        self.hold_saturated = False    # the last hold command was clamped to the effort bound
+        self.at_effort_bound = False   # the last command was at the effort bound
         self.observer = self._observer(settings)
         self.thresholds = settings.observer_thresholds()
         self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
@@ -67,13 +65,12 @@ class Controller:
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
         self.running = False           # a command stream is going (False: next one ramps)
         self.inactive = ""             # why no motion is admitted now (a managed node), or ""
-        self.last_command_time = -np.inf
-        self.last_state_time = -np.inf   # receipt of the previous complete joint state
+        # the last command's time, the receipt of the previous complete joint state
+        self.last_command_time = self.last_state_time = -np.inf
         self.period = None             # [s] between the last two complete joint states
         self.counts = dict.fromkeys(("commands", "clamped", "rate_limited", "refused",
                                      "faults", "stale", "collisions"), 0)
-        self.last_event = None
-        self.closure = ClosureWatch()    # a closed linkage's states that do not close
+        self.last_event, self.closure = None, ClosureWatch()   # a linkage's unclosed states
 
     # -- configuration (called from the node's other thread, under its lock) ---------------
     def configure(self, settings):
@@ -243,7 +240,7 @@ class Controller:
             events += (self._hold(unclosed),)
         friction = (friction_torque(qd, s.viscous, s.coulomb)
                     if s.friction_compensation and s.viscous is not None else 0.0)
-        external, limited = None, False
+        external, at_bound = None, False
         if self.observer is not None and unclosed is None:   # its cost in the running node
             started = time.perf_counter()
             external, found = self._observe(q, qd, g, friction, stamp if stamp > 0.0 else now)
@@ -282,13 +279,13 @@ class Controller:
                 if fault is not None:
                     return Cycle(None, None, None, events + (self._halt(fault, external),),
                                  external)
-            target, limited = hold_law(solver, q, qd, g, s, self.period)
+            target, at_bound = hold_law(solver, q, qd, g, s, self.period)
         target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
-        self.hold_saturated = self.mode == HOLD and (clamped or limited)
+        self.at_effort_bound = clamped = clamped or at_bound   # (the hold's: at_bound)
         command, limited = self.limiter.limit(target, now, self.cartesian_target() is not None)
         counts = self.counts
         counts["commands"] += 1
-        counts["clamped"] += clamped or limited      # the hold held at an effort bound too
+        counts["clamped"] += clamped
         counts["rate_limited"] += limited
         self.last_command_time = now
         if s.hardware_compensates_gravity:     # every check above was on the full torque
@@ -390,7 +387,7 @@ class Controller:
         s = self.settings
         cause = push_or_model_error(external, self.names, s.collision_threshold)
         limits = ("the joint torque limits cannot stop it: the hold's command is at the "
-                  "effort bound" if self.hold_saturated else "the hold cannot stop it")
+                  "effort bound" if self.at_effort_bound else "the hold cannot stop it")
         self.halted = f"{fault} {s.hold_timeout:g} s into the hold ({limits}; {cause})"
         self.running = False
         self.counts["faults"] += 1

@@ -88,7 +88,7 @@ HOLD_SAMPLED = 0.5     # λ Δt at most for the rates the push asks (|z| = 0.71 
                        # delay between a state and its command; the sampled loop's margin)
 
 
-def hold_rates(solver, q, settings, period):
+def hold_rates(solver, q, settings, period, M=None):
     """λ (n,) [1/s]: each joint's rate of decay in the safe hold at q. hold_decay_rate, or
     more on a joint that a person's push would otherwise spin past its bound: a force F of
     hold_push_force [N] at the tool, in the direction worst for joint i, accelerates it by
@@ -96,14 +96,15 @@ def hold_rates(solver, q, settings, period):
     q̈ = −λ q̇ + a it settles at a_i / λ_i: λ_i = a_i / (HOLD_YIELD v_bound_i) keeps that
     below HOLD_YIELD of the bound. From the model at q (light distal joints brake harder),
     capped at HOLD_SAMPLED / period (the push-derived part) and 1 / period (the sampled
-    loop, as hold_law)."""
+    loop, as hold_law). M: M(q) where already computed."""
     n = len(q)
     rate = np.full(n, float(settings.hold_decay_rate))
     if settings.hold_push_force > 0.0:
         u = solver.unchecked
         J_v = u.jacobian(q, LOCAL_WORLD_ALIGNED)[:3]
-        a = settings.hold_push_force * np.linalg.norm(u.mass_matrix_inverse(q) @ J_v.T,
-                                                      axis=1)
+        M_inv_J_T = (u.mass_matrix_inverse(q) @ J_v.T if M is None
+                     else np.linalg.solve(M, J_v.T))
+        a = settings.hold_push_force * np.linalg.norm(M_inv_J_T, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             wanted = np.where(np.isfinite(settings.velocity_bound),
                               a / (HOLD_YIELD * settings.velocity_bound), 0.0)
@@ -134,8 +135,9 @@ def hold_law(solver, q, qd, g, settings, period):
     if settings.hold_damping is not None:
         return g - settings.hold_damping * qd, False
     u = solver.unchecked
-    a = -hold_rates(solver, q, settings, period) * qd
-    return within_bounds(u.bias(q, qd), u.mass_matrix(q), a, settings.effort_bound)
+    M = u.mass_matrix(q)
+    a = -hold_rates(solver, q, settings, period, M) * qd
+    return within_bounds(u.bias(q, qd), M, a, settings.effort_bound)
 
 
 def within_bounds(h, M, a, bound):
@@ -196,7 +198,7 @@ def controller_settings(values, model):
         torque_constants=(joint_values("torque_constants")
                           if values["effort_source"] == "current" else None),
         hardware_compensates_gravity=values["hardware_compensates_gravity"],
-        hold_push_force=values.get("hold_push_force", Settings.hold_push_force))
+        hold_push_force=values["hold_push_force"])
 
 
 def friction_beyond_reach(model, mass_matrix, settings):
