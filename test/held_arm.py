@@ -64,25 +64,28 @@ def push(robot, q0, mode, direction, force, sudden):
     """`force` [N] along `direction` (tool axes) on the tool for PUSH s, sudden or ramped
     over RAMP s, in `mode`. Figures: hold_failed (and why), the largest |q̇| / velocity
     bound, whether the torque limits were reached (the hold's command limited), and whether
-    they suffice to stand still against the push where it starts (|g − J_vᵀ F| within the
-    effort bound on every joint, from the model: not the controller's figure)."""
+    they suffice to stand still against the push at every pose it carries the arm through
+    (|g − J_vᵀ F| within the effort bound on every joint, F the push applied, from the
+    model: not the controller's figure; the hold yields to a push, so a steady one moves
+    the arm, and can carry it where the limits no longer suffice)."""
     loop = Loop(robot, q0)
     loop.run(0.05)
     enter(loop, mode)
-    start, saturated = loop.t, []
-    q = loop.arm.q
-    F = loop.ref.tip_pose(q)[0] @ (force * direction)            # base axes
-    needed = loop.ref.gravity(q) - loop.ref.jacobian(q)[:3].T @ F     # to stand still
-    suffice = bool(np.all(np.abs(needed) <= loop.settings.effort_bound))
+    start, saturated, suffice = loop.t, [], [True]
+    bound, ref = loop.settings.effort_bound, loop.ref
 
     def each(lp):
         ramp = 1.0 if sudden else min(1.0, (lp.t - start) / RAMP)
         lp.arm.set_external_wrench(robot.tip_link, ramp * force * direction, np.zeros(3))
         saturated.append(lp.ctrl.at_effort_bound)
+        q = lp.arm.q
+        F = ref.tip_pose(q)[0] @ (ramp * force * direction)            # base axes
+        needed = ref.gravity(q) - ref.jacobian(q)[:3].T @ F            # to stand still
+        suffice[0] = suffice[0] and bool(np.all(np.abs(needed) <= bound))
     loop.run(PUSH, each=each)
     loop.arm.set_external_wrench(robot.tip_link, np.zeros(3), np.zeros(3))
     loop.run(AFTER)
-    return {"failed": loop.ctrl.halted, "saturated": any(saturated), "limits_suffice": suffice,
+    return {"failed": loop.ctrl.halted, "saturated": any(saturated), "limits_suffice": suffice[0],
             "peak_ratio": float(np.max(loop.peak / loop.settings.velocity_bound)),
             "events": loop.kinds()}
 

@@ -64,7 +64,8 @@ def assert_rate_limited(times, commands, rate=RATE):
 @pytest.mark.parametrize("keep_direction", [False, True])
 def test_rate_limiter_bounds_every_step_and_reaches_the_target(keep_direction):
     """Every step within rate · Δt; clipped per joint, or with keep_direction a fraction s
-    of the change asked, the same on every joint, as large as the bounds allow."""
+    of the change asked, the same on every joint, as large as the bounds allow; reach()
+    gives the range of the next step (the hold's law chooses within it)."""
     rng = np.random.default_rng(1)
     rate = np.array([1000.0, 50.0, 5.0])
     limiter = TorqueRateLimiter(rate)
@@ -74,8 +75,12 @@ def test_rate_limiter_bounds_every_step_and_reaches_the_target(keep_direction):
         dt = rng.choice([0.0005, 0.001, 0.004, 0.05, -0.02])      # gaps and a clock going back
         t += dt
         target = rng.uniform(-100, 100, 3)
-        out, limited = limiter.limit(target, t, keep_direction)
+        bound = np.array([80.0, 60.0, 90.0])
+        lo, hi = limiter.reach(t, bound)       # what limit() lets through, within ±bound
         allowed = rate * min(max(dt, 0.0), MAX_INTERVAL)
+        np.testing.assert_allclose(lo, np.maximum(last - allowed, -bound), atol=1e-12)
+        np.testing.assert_allclose(hi, np.minimum(last + allowed, bound), atol=1e-12)
+        out, limited = limiter.limit(target, t, keep_direction)
         assert np.all(np.abs(out - last) <= allowed + 1e-12)
         if keep_direction:
             s = (out - last) / (target - last)

@@ -11,7 +11,7 @@ import rclpy
 import yaml
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from arm_matrix import Loop
+from arm_matrix import Loop, working_poses
 from conftest import REPO, flat
 from held_arm import ARMS, DIRECTIONS, cartesian_targets, enter, impedance_target, load, push
 from robo_dynamics.control.settings import hold_rates, within_bounds
@@ -30,21 +30,39 @@ ARM_NAMES = [name for name in ARMS if ARMS[name] is not None]
 def test_within_bounds_brakes_a_joint_at_its_limit_and_keeps_the_others_deceleration():
     """A 3-joint inertia with coupling: where h + M a passes joint 1's bound, joint 1's
     torque is at its bound and the other joints' accelerations M⁻¹(τ − h) are still a
-    (to rounding); within the bounds τ is h + M a itself; a joint whose h alone is beyond
-    its bound is left to the clamp."""
+    (to rounding); within the bounds τ is h + M a itself; an asymmetric range (the
+    torque-rate limit's reach around the last command) pins a joint at the edge it passed."""
     M = np.array([[2.0, 0.5, 0.2], [0.5, 1.0, 0.3], [0.2, 0.3, 0.5]])
     h, a = np.array([1.0, -0.5, 0.2]), np.array([-3.0, -8.0, 2.0])
     bound = np.array([20.0, 5.0, 20.0])
-    tau, limited = within_bounds(h, M, a, bound)
-    assert limited and abs(tau[1]) == pytest.approx(5.0)
+    tau, pinned = within_bounds(h, M, a, -bound, bound)
+    assert list(pinned) == [False, True, False] and tau[1] == pytest.approx(-5.0)
     achieved = np.linalg.solve(M, tau - h)
     np.testing.assert_allclose(achieved[[0, 2]], a[[0, 2]], atol=1e-12)
     assert np.all(np.abs(tau) <= bound + 1e-12)
-    tau, limited = within_bounds(h, M, 0.1 * a, bound)
-    assert not limited and np.allclose(tau, h + M @ (0.1 * a))
-    h_over = np.array([1.0, -6.0, 0.2])
-    tau, limited = within_bounds(h_over, M, 0.1 * a, bound)
-    assert not limited and np.allclose(tau, h_over + M @ (0.1 * a))
+    tau, pinned = within_bounds(h, M, 0.1 * a, -bound, bound)
+    assert not pinned.any() and np.allclose(tau, h + M @ (0.1 * a))
+    lo, hi = np.array([-20.0, 0.0, -20.0]), np.array([20.0, 2.0, 20.0])   # (h + M a)_1 = -9.4
+    tau, pinned = within_bounds(h, M, a, lo, hi)
+    assert list(pinned) == [False, True, False] and tau[1] == pytest.approx(0.0)
+    np.testing.assert_allclose(np.linalg.solve(M, tau - h)[[0, 2]], a[[0, 2]], atol=1e-12)
+
+
+def test_a_push_let_go_does_not_spin_a_light_joint_through_the_brakes_rate_limit():
+    """The Panda held at a working pose, pushed at 50 N along the tool's −y for 1 s, then
+    let go: the brake torque the push needed (32 N·m on panda_joint1) can fall only at
+    max_torque_rate (1000 N·m/s), and a hold that ignored that (its torques clipped after
+    the law, M's coupling turning the difference into acceleration) spun panda_joint3 to
+    3.6 × its bound and let go (hold_failed). The hold's law knows the torques the limiter
+    will let through (TorqueRateLimiter.reach): every joint stays below its bound (0.74 of
+    it measured) and the hold holds; at three more working poses of the Panda and UR10
+    too."""
+    for name, pose in (("panda", 4), ("panda", 2), ("ur10", 1), ("ur10", 3)):
+        robot = load(name)
+        q0 = working_poses(robot, count=5)[pose]
+        for direction in DIRECTIONS[2:4]:
+            r = push(robot, q0, "hold", direction, 50.0, False)
+            assert not r["failed"] and r["peak_ratio"] < 0.9, (name, pose, direction, r)
 
 
 def test_the_holds_rates_yield_to_a_steady_push_at_half_the_bound():
@@ -161,8 +179,9 @@ def test_hold_failed_only_where_the_torque_limits_cannot_stop_the_arm():
 
 def test_a_silent_controller_lets_sim_arm_brake_and_a_new_motion_restarts_it(ros):
     """sim_arm in lockstep with dynamics_node (rd_ur5e): a push beyond the torque limits
-    (500 N on the tool)
-    makes the node let go (hold_failed: no more commands). sim_arm takes the controller as
+    (500 N on the forearm, along its link's z: about 170 N·m on shoulder_pan, whose bound is
+    120; on the tool any such push flings the light wrist, in MuJoCo past its joint limits,
+    from where no motion may start) makes the node let go (hold_failed: no more commands). sim_arm takes the controller as
     silent after lockstep_silence, goes on in simulated time and brakes after
     command_timeout, as a drive's watchdog does; the node then sees the arm at rest, and a
     new desired motion (the pose where it stopped) is admitted and commanded: sim_arm
@@ -181,8 +200,8 @@ def test_a_silent_controller_lets_sim_arm_brake_and_a_new_motion_restarts_it(ros
                                and wrench.get_subscription_count() > 0
                                and trajectory.get_subscription_count() > 0, timeout=60.0)
         push_msg = WrenchStamped()
-        push_msg.header.frame_id = "tool0"
-        push_msg.wrench.force.z = 500.0        # 50 N·m on wrist_1: its bound is 28
+        push_msg.header.frame_id = "forearm_link"
+        push_msg.wrench.force.z = 500.0
         wrench.publish(push_msg)
         assert loop.spin_until(lambda: node.controller.halted, timeout=120.0), 'halted'
         wrench.publish(WrenchStamped(header=push_msg.header))        # the push ends

@@ -279,7 +279,8 @@ class Controller:
                 if fault is not None:
                     return Cycle(None, None, None, events + (self._halt(fault, external),),
                                  external)
-            target, at_bound = hold_law(solver, q, qd, g, s, self.period)
+            target, at_bound = hold_law(solver, q, qd, g, s, self.period,
+                                        self.limiter.reach(now, s.effort_bound))
         target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
         self.at_effort_bound = clamped = clamped or at_bound   # (the hold's: at_bound)
         command, limited = self.limiter.limit(target, now, self.cartesian_target() is not None)

@@ -36,6 +36,14 @@ class TorqueRateLimiter:
         self.last = np.array(start, dtype=float)
         self.time = float(now)
 
+    def reach(self, now, bound):
+        """(lo, hi) (n,): the commands limit() can give at `now` within ±bound (the
+        previous command ± rate · Δt); ±bound before the first command."""
+        if self.time is None:
+            return -bound, bound
+        step = self.rate * min(max(now - self.time, 0.0), self.max_interval)
+        return np.maximum(self.last - step, -bound), np.minimum(self.last + step, bound)
+
     def limit(self, target, now, keep_direction=False):
         """(command (n,), whether the limit cut it): `target` moved towards by at most
         rate · min(now − previous time, max_interval), each joint clipped, or with

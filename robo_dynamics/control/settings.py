@@ -116,8 +116,8 @@ def hold_rates(solver, q, settings, period, M=None):
     return rate
 
 
-def hold_law(solver, q, qd, g, settings, period):
-    """(τ, limited): the safe hold's torque at (q, q̇) [N·m or N], model order, without
+def hold_law(solver, q, qd, g, settings, period, reach=None):
+    """(τ, at_bound): the safe hold's torque at (q, q̇) [N·m or N], model order, without
     friction (it helps stop the arm), and whether a joint's effort bound limited it; g:
     g(q), already computed.
 
@@ -126,35 +126,43 @@ def hold_law(solver, q, qd, g, settings, period):
     bound), τ = M(q) (−λ ⊙ q̇) + C(q, q̇) q̇ + g(q) (one Newton–Euler recursion), so that
     q̈_i = −λ_i q̇_i and each joint's velocity falls as e^(−λ_i t) at every pose, whatever
     the inertia the joint carries there, and a push yields it at a_i / λ_i (Lynch & Park,
-    Modern Robotics, §11.4.1, with K_p = 0 and a zero desired velocity). Where that torque
-    would pass a joint's effort bound, that joint brakes at its bound and the others keep
-    their deceleration (within_bounds). Sampled every Δt
+    Modern Robotics, §11.4.1, with K_p = 0 and a zero desired velocity). Sampled every Δt
     [s] (`period`), q̇ ← (1 − λΔt) q̇: λ is capped at 1/Δt (the fastest decay a sampled
-    loop gives without overshoot; unstable beyond 2/Δt). With hold_damping D (n,):
+    loop gives without overshoot; unstable beyond 2/Δt).
+
+    `reach` (lo, hi) (n,) each: the torques the command can take this cycle (the effort
+    bounds, narrowed by the torque-rate limit around the last command:
+    TorqueRateLimiter.reach); None: the effort bounds. Where the law's torque is outside,
+    that joint's torque is at the edge and the others keep their deceleration
+    (within_bounds): a brake whose torque cannot fall as fast as the law asks (a push let
+    go) then does not spin a light joint through M's coupling. With hold_damping D (n,):
     g(q) − D q̇."""
     if settings.hold_damping is not None:
         return g - settings.hold_damping * qd, False
     u = solver.unchecked
     M = u.mass_matrix(q)
     a = -hold_rates(solver, q, settings, period, M) * qd
-    return within_bounds(u.bias(q, qd), M, a, settings.effort_bound)
+    bound = settings.effort_bound
+    lo, hi = (-bound, bound) if reach is None else reach
+    tau, pinned = within_bounds(u.bias(q, qd), M, a, lo, hi)
+    return tau, bool(np.any(pinned & (np.abs(tau) >= bound)))
 
 
-def within_bounds(h, M, a, bound):
-    """(τ, limited): τ = h + M a (the joints' accelerations a), or, where that passes a
-    joint's effort bound, that joint's torque at its bound and the others' chosen so that
-    their accelerations stay a (M couples them: clamping one joint's torque alone would
-    turn the others' computed torque into an acceleration). Joints are bound in turn as
-    they pass; one whose h alone is beyond its bound is left to the clamp."""
+def within_bounds(h, M, a, lo, hi):
+    """(τ, pinned (n,) bool): τ = h + M a (the joints' accelerations a), or, where that
+    leaves a joint's range [lo_i, hi_i], that joint's torque at the edge it passed and the
+    others' chosen so that their accelerations stay a (M couples them: clamping one
+    joint's torque alone would turn the others' computed torque into an acceleration).
+    Joints are pinned in turn as they leave their range; pinned: which were."""
     tau = h + M @ a
-    bound_ = np.zeros(len(a), dtype=bool)
+    pinned = np.zeros(len(a), dtype=bool)
     while True:
-        over = (np.abs(tau) > bound) & (np.abs(h) <= bound) & ~bound_
+        over = ((tau < lo) | (tau > hi)) & ~pinned
         if not over.any():
-            return tau, bool(bound_.any())
-        bound_ |= over
-        s, f = np.flatnonzero(bound_), np.flatnonzero(~bound_)
-        tau_s = np.clip(tau[s], -bound[s], bound[s])
+            return tau, pinned
+        pinned |= over
+        s, f = np.flatnonzero(pinned), np.flatnonzero(~pinned)
+        tau_s = np.clip(tau[s], lo[s], hi[s])
         a_s = np.linalg.solve(M[np.ix_(s, s)], tau_s - h[s] - M[np.ix_(s, f)] @ a[f])
         tau = tau.copy()
         tau[s] = tau_s
