@@ -86,9 +86,11 @@ def test_cartesian_impedance_gives_way_by_the_compliance_and_a_tip_push_is_no_co
 def test_a_hold_that_a_push_overpowers_fails_and_names_the_push():
     """Panda: 8 × the push the hold withstands, held 1 s: a joint stays beyond its velocity
     bound hold_timeout into the hold, the stream stops, and hold_failed says an external
-    force keeps pushing (the observer sees it), not a model error."""
+    force keeps pushing (the observer sees it), not a model error. (At the first working
+    pose the push throws the arm against panda_joint2's limit, where it comes to rest: a
+    flung arm's end is chaotic, so the pose is one where it is not thrown to a limit.)"""
     robot = load("panda")
-    figures = push_in_hold(robot, working_poses(robot)[0], duration=1.0, scale=8.0)
+    figures = push_in_hold(robot, working_poses(robot)[1], duration=1.0, scale=8.0)
     failed = [e for e in figures["events"] if e.kind == "hold_failed"]
     assert figures["halted"] and len(failed) == 1, figures
     assert "an external force keeps pushing the arm" in failed[0].message, failed[0].message

@@ -40,14 +40,15 @@ def node(ros):
 
 
 def settled_command(node, attempts=10):
-    """The command once the start-up ramp is over: two new ones in a row the same, and the
-    stream not stopped meanwhile (a stream that stopped for stale joint states, on a loaded
-    machine, resumes with its last command, still on its ramp: two the same)."""
+    """The command once the start-up ramp is over: three new ones in a row the same, and the
+    stream not stopped meanwhile. (A stream that stopped for stale joint states, or saw a
+    gap longer than stale_timeout between two states on a loaded machine, resumes with its
+    last command, still on its ramp: two the same.)"""
     inbox, counts = node.inbox["command"], node.node.controller.counts
     for _ in range(attempts):
         stale, start = counts["stale"], len(inbox)
-        node.stream_until("command", lambda last: len(inbox) >= start + 2 and list(
-            inbox[-2].data) == list(last.data))
+        node.stream_until("command", lambda last: len(inbox) >= start + 3 and list(
+            inbox[-3].data) == list(inbox[-2].data) == list(last.data))
         if counts["stale"] == stale:
             return np.array(inbox[-1].data)
     raise AssertionError(f"the stream stopped for stale joint states {attempts} times")

@@ -150,10 +150,13 @@ def running_node(ros):
 def feed_generated_messages(running_node, messages):
     """Each example: 50 generated joint states into the running node's callback."""
     node, executor, counter, state = running_node
-    # a far set-point (admitted: the fixture widens start_tolerance) with stiff gains:
-    # computed torque saturates, so clamping is exercised; a velocity fault among the
-    # generated states switches to the hold, and the next example tracks again
-    node.desired_motion.set_point(JointState(name=CHAIN, position=[2.5] * len(CHAIN)))
+    # a far set-point within the joint limits (admitted: the fixture widens
+    # start_tolerance) with stiff gains: computed torque saturates, so clamping is
+    # exercised; a velocity fault among the generated states switches to the hold, and the
+    # next example tracks again
+    model = node.urdf_model
+    far = model.lower + 0.9 * (model.upper - model.lower)
+    node.desired_motion.set_point(JointState(name=CHAIN, position=far.tolist()))
     for names, positions, velocities, stamp in messages:
         msg = JointState(name=names, position=[float(p) for p in positions],
                          velocity=[float(v) for v in velocities])
