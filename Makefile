@@ -18,7 +18,7 @@ INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/
 .PHONY: demo test venv clean bench soak corpus workspace matrix held
 
 demo: $(STAMP)
-	$(PY) -m robo_dynamics.ros.demo
+	$(PY) -m robo_dynamics.demo
 
 test: $(STAMP)
 	ROBO_DYNAMICS_REQUIRE_TEST_DATA=1 $(PY) -m pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadfile \

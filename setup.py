@@ -34,12 +34,12 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "dynamics_demo = robo_dynamics.ros.demo.run:main",
-            "dynamics_check = robo_dynamics.check:main",
-            "dynamics_identify = robo_dynamics.identify:main",
-            "dynamics_compare = robo_dynamics.compare:main",
-            "dynamics_node = robo_dynamics.ros.dynamics_node:main",
-            "sim_arm = robo_dynamics.ros.sim_arm_node:main",
+            "dynamics_demo = robo_dynamics.demo.run:main",
+            "dynamics_check = robo_dynamics.cli.check:main",
+            "dynamics_identify = robo_dynamics.cli.identify:main",
+            "dynamics_compare = robo_dynamics.cli.compare:main",
+            "dynamics_node = robo_dynamics.ros.dynamics_node.node:main",
+            "sim_arm = robo_dynamics.ros.sim_arm.node:main",
         ],
     },
 )

@@ -18,7 +18,7 @@ import yaml
 
 import robo_dynamics as rd
 from robo_dynamics.closed_chain import load_closed_chain
-from robo_dynamics.backends.closed_chain import ClosedChainSolver
+from robo_dynamics.backends.closed_chain_backend import ClosedChainSolver
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.settings import controller_settings

@@ -15,8 +15,8 @@ import time
 import numpy as np
 
 from robo_dynamics.closed_chain import load_closed_chain
-from robo_dynamics.closed_chain.dae import BDF
-from robo_dynamics.closed_chain.integrators import ReducedBDF, dormand_prince
+from robo_dynamics.simulation.constrained.dae import BDF
+from robo_dynamics.simulation.constrained.integrators import ReducedBDF, dormand_prince
 from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "test"))

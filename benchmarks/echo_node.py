@@ -13,7 +13,7 @@ import rclpy
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from robo_dynamics.ros.joint_state_thread import use_fifo
+from robo_dynamics.ros.dynamics_node.joint_state_thread import use_fifo
 from robo_dynamics.ros.spin import spin
 
 

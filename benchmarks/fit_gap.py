@@ -2,7 +2,7 @@
 command thread (sleep to the next millisecond, one gravity torque of the arm: what the
 joint-state thread does per state) while a UR10-sized arm identification is fitted (a 30 s
 recording at 1 kHz: the estimate, the semidefinite program, the corrected URDF), with the
-fit in a thread of this process (as before) and in a process of its own (fit_process.py,
+fit in a thread of this process (as before) and in a process of its own (identification/fit_process.py,
 what ~/identify_arm does), beside the machine's own jitter (nothing running).
 
     python -m benchmarks.fit_gap [--seconds-of-data 30]
@@ -17,8 +17,8 @@ import numpy as np
 
 import robo_dynamics as rd
 from robo_dynamics.blas_threads import single_threaded_blas
-from robo_dynamics.control.arm_fit import fit_recording
-from robo_dynamics.fit_process import run_in_process
+from robo_dynamics.identification.arm_fit import fit_recording
+from robo_dynamics.identification.fit_process import run_in_process
 from robo_dynamics.paths import example_robots
 
 PERIOD = 1e-3      # s: the command thread's

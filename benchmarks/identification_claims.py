@@ -22,9 +22,10 @@ import time
 import numpy as np
 
 import robo_dynamics as rd
-from robo_dynamics.control.payload_identification import (identify_payload,
-                                                          principal_moments, static_poses)
-from robo_dynamics.control.state_derivatives import velocities_and_accelerations
+from robo_dynamics.identification.payload_identification import (identify_payload,
+                                                                 principal_moments,
+                                                                 static_poses)
+from robo_dynamics.io.state_derivatives import velocities_and_accelerations
 from robo_dynamics.algorithms.regressor import inertial_parameters
 from robo_dynamics.paths import urdf_path
 

@@ -228,7 +228,7 @@ def bag_check_cost(count=BAG_MESSAGES):
     import tempfile
 
     import robo_dynamics as rd
-    from robo_dynamics import check
+    from robo_dynamics.cli import check
     from robo_dynamics.control.trajectory_check import check_samples
     from robo_dynamics.io import joint_state_bag
     path, tip = ARMS["Panda (7-DoF)"]

@@ -26,7 +26,7 @@ ARMS = {"rd_palletizer": np.array([0.5, 0.3, -0.3, 0.4]),
 def run(name, start, seconds, rate):
     """The drive() result for the node on urdf/<name>.urdf with config/<name>.yaml."""
     import robo_dynamics as rd
-    from robo_dynamics.backends.closed_chain import ClosedChainSolver
+    from robo_dynamics.backends.closed_chain_backend import ClosedChainSolver
     urdf, params = REPO / "urdf" / f"{name}.urdf", REPO / "config" / f"{name}.yaml"
     section = yaml.safe_load(params.read_text())["/**/dynamics_node"]["ros__parameters"]
     if "loop_closures" in section:
@@ -46,7 +46,7 @@ def run(name, start, seconds, rate):
 
     def motion(k):
         return states[k % len(states)]
-    command = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args",
+    command = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node.node", "--ros-args",
                "--log-level", "warn", "--params-file", str(params),
                "-p", f"robot_description_file:={urdf}", "-p", "marker_rate:=0.0",
                "-p", "diagnostics_rate:=2.0"]

@@ -119,7 +119,7 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     from sensor_msgs.msg import JointState
 
     import robo_dynamics as rd
-    from robo_dynamics.ros.joint_state_thread import fifo_permitted
+    from robo_dynamics.ros.dynamics_node.joint_state_thread import fifo_permitted
     from robo_dynamics_interfaces.msg import OperationalSpaceInertia
     path, tip = ARMS["Panda (7-DoF)"]
     model = rd.load_robot(path, tip_link=tip)
@@ -127,7 +127,7 @@ def node_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     q0 = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
     set_point = JointState(name=names, position=(q0 + 0.005).tolist())   # within tolerance
     effort = rd.make_solver(model, "pinocchio").gravity(q0)    # measured: holding still
-    dynamics = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args",
+    dynamics = [sys.executable, "-m", "robo_dynamics.ros.dynamics_node.node", "--ros-args",
                 "--log-level", "warn", "-p", f"robot_description_file:={path}",
                 "-p", f"tip_link:={tip}", "-p", "marker_rate:=0.0", "-p", "diagnostics_rate:=2.0"]
     echo = [sys.executable, "-m", "benchmarks.echo_node"]
@@ -170,7 +170,7 @@ def check_load_benchmark(seconds, rate=1000.0, priority=PRIORITY):
     from sensor_msgs.msg import JointState
 
     import robo_dynamics as rd
-    from robo_dynamics.ros.joint_state_thread import fifo_permitted
+    from robo_dynamics.ros.dynamics_node.joint_state_thread import fifo_permitted
     from robo_dynamics.ros.processes import node_command, stop_processes
     path, tip = ARMS["Panda (7-DoF)"]
     model = rd.load_robot(path, tip_link=tip)

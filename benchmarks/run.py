@@ -15,7 +15,7 @@ import platform
 import sys
 import time
 
-from robo_dynamics.algorithms.chain_codegen import BATCH_CHUNK
+from robo_dynamics.algorithms.compiled.chain_codegen import BATCH_CHUNK
 from robo_dynamics.ros.isolation import isolate
 
 from .library import (BAG_MESSAGES, MAX_ROUNDS, OVERHEAD_ERROR, bag_check_cost, batched,

@@ -22,7 +22,7 @@ import numpy as np
 
 from benchmarks.measure import REPO, process_stats
 from robo_dynamics.ros.isolation import isolate
-from robo_dynamics.ros.demo.scenario import Q0, desired
+from robo_dynamics.demo.scenario import Q0, desired
 from robo_dynamics.ros.processes import node_command, spin_for, spin_until, stop_processes
 
 SEGMENT = 10.0       # s of trajectory per message
@@ -57,7 +57,7 @@ def main(argv=None):
     urdf = REPO / "urdf" / "rd_ur5e.urdf"
     common = ["--log-level", "warn", "-p", f"robot_description_file:={urdf}"]
     processes = [
-        subprocess.Popen([*node_command("sim_arm_node", *common),
+        subprocess.Popen([*node_command("sim_arm", *common),
                           "-p", f"initial_positions:={Q0.tolist()}",
                           "-p", f"publish_rate:={args.rate}",
                           "-r", "effort_commands:=/dynamics_node/commands"]),

@@ -27,7 +27,7 @@ from launch_ros.actions import LifecycleNode, Node, PushRosNamespace
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robo_dynamics.ros.closure_parameters import linkage_section
+from robo_dynamics.ros.dynamics_node.closure_parameters import linkage_section
 from robo_dynamics.ros.launch_check import missing_packages
 from robo_dynamics.ros.parameter_tables import RANGES
 

@@ -3,7 +3,7 @@ payload found by the poses ~/identify_payload plans, and the whole arm identifie
 ~/identify_arm does it, each on a MuJoCo plant that is not the node's model.
 
 The cells drive the controller core through the same session objects the actions use
-(control/identification_session.py, arm_identification.py, arm_fit.py); what the ROS
+(identification/identification_session.py, arm_identification.py, arm_fit.py); what the ROS
 layer adds (goals, feedback, threads) is tested over ROS elsewhere.
 """
 
@@ -12,10 +12,10 @@ import types
 import numpy as np
 
 import robo_dynamics as rd
-from robo_dynamics.control import arm_identification as ai
-from robo_dynamics.control.arm_fit import fit_recording
-from robo_dynamics.control.identification_session import (MODEL_CHANGE_DELAY,
-                                                          IdentificationSession)
+from robo_dynamics.identification import arm_identification as ai
+from robo_dynamics.identification.arm_fit import fit_recording
+from robo_dynamics.identification.identification_session import (MODEL_CHANGE_DELAY,
+                                                                 IdentificationSession)
 from robo_dynamics.control.trajectory import SetPoint
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from robo_dynamics.simulation.perturbed import perturbed_urdf

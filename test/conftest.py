@@ -195,5 +195,5 @@ def solvers(request):
 
 def flat(values):
     """A params file's nested mappings as ROS 2 parameter names (a.b.c)."""
-    from robo_dynamics.ros.closure_parameters import parameter_names
+    from robo_dynamics.ros.dynamics_node.closure_parameters import parameter_names
     return parameter_names(values)

@@ -18,7 +18,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from robo_dynamics.ros.dynamics_node import DynamicsNode
+from robo_dynamics.ros.dynamics_node.node import DynamicsNode
 from robo_dynamics.ros.processes import spin_until
 from robo_dynamics_interfaces.msg import ControllerEvent, OperationalSpaceInertia
 
@@ -59,7 +59,7 @@ def closed_loop_nodes(urdf, q0, sim_params=(), node_params=()):
     """(sim_arm, dynamics_node) closing the loop on simulated time: sim_arm at 500 Hz in
     lockstep (its commands are the node's ~/commands), the node on its /clock, no markers;
     sim_params and node_params add to or replace those parameters."""
-    from robo_dynamics.ros.sim_arm_node import SimArmNode
+    from robo_dynamics.ros.sim_arm.node import SimArmNode
     sim = SimArmNode(parameter_overrides=overrides({
         "robot_description_file": urdf, "initial_positions": list(q0), "publish_rate": 500.0,
         "lockstep": True, "lockstep_timeout": 1.0, **dict(sim_params)}),

@@ -130,9 +130,10 @@ def test_compiled_algorithms_equal_pinocchio_single_and_batched(name):
     dynamics, gravity, M, J, J̇ q̇, ∂τ/∂q, ∂τ/∂q̇) against Pinocchio, including prismatic
     and continuous joints (mixed_chain, kinova); the batched code over more states than one
     chunk (and a partial one)."""
-    from robo_dynamics.algorithms import (crba_codegen, derivatives_codegen,
-                                          jacobian_codegen, rnea, rnea_codegen)
-    from robo_dynamics.algorithms.chain_codegen import BATCH_CHUNK
+    from robo_dynamics.algorithms.compiled import (crba_codegen, derivatives_codegen,
+                                                   jacobian_codegen, rnea_codegen)
+    from robo_dynamics.algorithms import rnea
+    from robo_dynamics.algorithms.compiled.chain_codegen import BATCH_CHUNK
     robot = load_arm(name)
     n = robot.dof
     compiled = rnea_codegen.compile_rnea(robot)

@@ -1,4 +1,4 @@
-"""Identification of the whole arm (control/arm_identification.py), without ROS: the base
+"""Identification of the whole arm (identification/arm_identification.py), without ROS: the base
 parameters against Pinocchio's inverse dynamics, the excitation's boundary conditions and
 bounds, and the whole procedure against a plant that is not the URDF — MuJoCo built from
 the UR5e URDF with every link's mass, centre of mass and inertia perturbed by up to 20 % and
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from robo_dynamics.control import arm_identification as ai
-from robo_dynamics.control import consistent_parameters as cp
-from robo_dynamics.control.consistent_parameters import consistent_parameters
+from robo_dynamics.identification import arm_identification as ai
+from robo_dynamics.identification import consistent_parameters as cp
+from robo_dynamics.identification.consistent_parameters import consistent_parameters
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.limits import velocity_bounds
 from robo_dynamics.control.settings import Settings
-from robo_dynamics.io.urdf_inertials import corrected_urdf
+from robo_dynamics.identification.urdf_inertials import corrected_urdf
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
 from bags import as_dict, write_bag
@@ -287,7 +287,7 @@ def test_the_command_line_tool_identifies_the_arm_from_bags(recordings, tmp_path
     with the sensors' noise): a corrected URDF that predicts the held-out torques the drives
     applied within 2 % (Pinocchio on it, friction from its <dynamics>), a table where the
     identified model's error is a fraction of the URDF's; a bag without efforts is refused."""
-    from robo_dynamics import identify
+    from robo_dynamics.cli import identify
     rng = np.random.default_rng(4)
     bags = []
     for name, (q, qd, _, tau) in zip(("fit", "held_out"), recordings[:2]):
@@ -344,7 +344,7 @@ def test_the_corrected_urdf_can_replace_the_chain_another_chain_cannot(consisten
 def test_an_interrupted_identification_says_so_and_what_to_change():
     """Not 'refused' for a goal that moved the arm: how long it moved, why it stopped, and
     the change that helps for each cause."""
-    from robo_dynamics.control.identification_session import interrupted_sentence
+    from robo_dynamics.identification.identification_session import interrupted_sentence
     tracking = interrupted_sentence("safe hold: joint 'wrist_1_joint' tracking error 0.25 "
                                     "exceeds max_tracking_error 0.25", 0.93, 30.0)
     assert tracking.startswith("interrupted after 0.93 s of its 30 s motion: safe hold:")

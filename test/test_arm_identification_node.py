@@ -95,7 +95,7 @@ def test_the_node_identifies_the_arm_writes_a_corrected_urdf_and_uses_it(loop, t
 
 
 def test_apply_is_refused_before_the_arm_moves_when_model_changes_are_disabled(ros):
-    from robo_dynamics.ros.dynamics_node import DynamicsNode
+    from robo_dynamics.ros.dynamics_node.node import DynamicsNode
     from ros_harness import overrides
     node = DynamicsNode(namespace="/refused", parameter_overrides=overrides(
         {"robot_description_file": str(URDF), "allow_model_changes": False}))
@@ -115,7 +115,7 @@ def test_destroying_the_node_destroys_every_action_server_while_its_helper_lives
     """An action server left to the garbage collector is finalised after its node is gone,
     which crashed a test process (SIGSEGV in a collection) once: the helper node that serves
     ~/identify_payload and ~/identify_arm has no waitable left when the node is destroyed."""
-    from robo_dynamics.ros.dynamics_node import DynamicsNode
+    from robo_dynamics.ros.dynamics_node.node import DynamicsNode
     from ros_harness import overrides
     node = DynamicsNode(parameter_overrides=overrides({"robot_description_file": str(URDF)}))
     helpers = [node.identification.node, node.trajectory_action.node]

@@ -86,7 +86,7 @@ def test_a_tip_that_moves_in_fewer_directions_gets_the_damping_ratio_in_those(ar
         solver, q0 = rd.make_solver(model, "pinocchio"), np.array([0.3, 0.8])
     else:
         from closed_chain_models import shipped_linkage
-        from robo_dynamics.backends.closed_chain import ClosedChainSolver
+        from robo_dynamics.backends.closed_chain_backend import ClosedChainSolver
         solver = ClosedChainSolver(shipped_linkage("rd_palletizer"), "tool0")
         model, q0 = solver.model, np.array([0.5, 0.3, -0.3, 0.4])
     K, zeta = np.diag([800.0, 600.0, 700.0, 30.0, 40.0, 50.0]), 0.7

@@ -13,7 +13,7 @@ from visualization_msgs.msg import MarkerArray
 
 import robo_dynamics as rd
 from robo_dynamics.control.cartesian import rotation_vector
-from robo_dynamics.ros.markers import quaternion_from_matrix
+from robo_dynamics.ros.dynamics_node.markers import quaternion_from_matrix
 from robo_dynamics_interfaces.msg import ControllerEvent
 from ros_harness import Loop, closed_loop_nodes, overrides
 from conftest import SHIPPED

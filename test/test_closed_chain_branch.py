@@ -13,7 +13,7 @@ from arm_matrix import node_defaults
 from closed_chain_models import (FOUR_BAR_PARAMETERS, THETA2_0, four_bar_holding_torque,
                                  planar_four_bar_urdf, shipped_linkage)
 from conftest import REPO
-from robo_dynamics.backends.closed_chain import ClosedChainSolver
+from robo_dynamics.backends.closed_chain_backend import ClosedChainSolver
 from robo_dynamics.closed_chain import MotorSpace, load_closed_chain
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger

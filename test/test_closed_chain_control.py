@@ -10,7 +10,7 @@ import pytest
 
 from arm_matrix import node_defaults
 from closed_chain_models import FOUR_BAR_PARAMETERS, planar_four_bar_urdf, shipped_linkage
-from robo_dynamics.backends.closed_chain import ClosedChainSolver
+from robo_dynamics.backends.closed_chain_backend import ClosedChainSolver
 from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.closed_chain.tree_dynamics import frame_pose, tree_kinematics, tree_rnea
 from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget

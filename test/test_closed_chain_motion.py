@@ -11,8 +11,8 @@ import pytest
 
 from closed_chain_models import SPATIAL_FOUR_BAR_PARAMETERS, spatial_four_bar_urdf
 from robo_dynamics.closed_chain import load_closed_chain
-from robo_dynamics.closed_chain.dae import BDF
-from robo_dynamics.closed_chain.integrators import ReducedBDF, dormand_prince, energy
+from robo_dynamics.simulation.constrained.dae import BDF
+from robo_dynamics.simulation.constrained.integrators import ReducedBDF, dormand_prince, energy
 from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
 
 TIMES = (0.02, 0.25, 0.5, 0.75, 1.0)   # s: where the integrators are compared

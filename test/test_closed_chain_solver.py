@@ -9,7 +9,7 @@ import pytest
 
 from closed_chain_models import shipped_linkage
 from robo_dynamics.algorithms.jacobian import LOCAL
-from robo_dynamics.backends.closed_chain import ClosedChainSolver
+from robo_dynamics.backends.closed_chain_backend import ClosedChainSolver
 from robo_dynamics.closed_chain.tree_dynamics import frame_jacobian, frame_pose, tree_rnea
 from robo_dynamics.errors import ArgumentError
 

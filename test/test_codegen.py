@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from robo_dynamics.algorithms import chain_codegen
-from robo_dynamics.algorithms.codegen import Emitter, build
-from robo_dynamics.algorithms.crba_codegen import compile_mass_matrix
-from robo_dynamics.algorithms.derivatives_codegen import compile_rnea_derivatives
-from robo_dynamics.algorithms.jacobian_codegen import compile_jacobian, compile_jacobian_dot_qd
-from robo_dynamics.algorithms.rnea_codegen import (compile_rnea, compile_rnea_batch,
-                                                   inverse_dynamics_values)
+from robo_dynamics.algorithms.compiled import chain_codegen
+from robo_dynamics.algorithms.compiled.codegen import Emitter, build
+from robo_dynamics.algorithms.compiled.crba_codegen import compile_mass_matrix
+from robo_dynamics.algorithms.compiled.derivatives_codegen import compile_rnea_derivatives
+from robo_dynamics.algorithms.compiled.jacobian_codegen import (compile_jacobian,
+                                                                compile_jacobian_dot_qd)
+from robo_dynamics.algorithms.compiled.rnea_codegen import (compile_rnea, compile_rnea_batch,
+                                                            inverse_dynamics_values)
 from conftest import SHIPPED, load_arm
 from planar_2link import closed_form, closed_form_derivatives, planar_jacobian
 

@@ -12,7 +12,8 @@ import robo_dynamics as rd
 from robo_dynamics.control import controller as core
 from robo_dynamics.control.momentum_observer import External
 from robo_dynamics.control.cycle_outputs import Rest
-from robo_dynamics.control.identification_session import VELOCITY_SHARE, IdentificationSession
+from robo_dynamics.identification.identification_session import (VELOCITY_SHARE,
+                                                                 IdentificationSession)
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.model_changes import ModelChangeSchedule
 from robo_dynamics.control.settings import controller_settings, friction_beyond_reach, working_pose

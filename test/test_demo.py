@@ -55,7 +55,7 @@ def run_demo(folder, one_core=False, phases=None):
     with adopting_orphans(), out_file.open("w") as out, err_file.open("w") as err:
         try:
             returncode = subprocess.run(
-                [sys.executable, "-m", "robo_dynamics.ros.demo", "--duration", "1.5",
+                [sys.executable, "-m", "robo_dynamics.demo", "--duration", "1.5",
                  "--rate", "500", "--output", str(plot),
                  "--domain-id", os.environ["ROS_DOMAIN_ID"]]     # this test process's
                 + ([] if phases is None else ["--phases", phases]), cwd=REPO, stdout=out,

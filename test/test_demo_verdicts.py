@@ -6,9 +6,9 @@ import types
 
 import numpy as np
 
-from robo_dynamics.ros.demo.scenario import OBSERVER_GAIN, PHASES, Q0, desired
-from robo_dynamics.ros.demo.verdicts import (compliance_verdict, contact_verdict, friction_band,
-                                             summarise, verdict)
+from robo_dynamics.demo.scenario import OBSERVER_GAIN, PHASES, Q0, desired
+from robo_dynamics.demo.verdicts import (compliance_verdict, contact_verdict, friction_band,
+                                         summarise, verdict)
 
 PHASE = {phase.name: phase for phase in PHASES}
 TRACK = PHASE["computed torque, friction compensated"]
@@ -137,7 +137,7 @@ def test_the_linkage_phase_asks_ten_times_less_of_the_modelled_loop_within_the_b
     """Phase 12.: the cut tree's drift and tracking error must each be 10 × the modelled
     loop's or more, the loop's within the serial arm's DRIFT_BOUND (1 mrad) and
     TRACKING_BOUND (50 mrad); any one missed fails it."""
-    from robo_dynamics.ros.demo.linkage import linkage_verdict
+    from robo_dynamics.demo.linkage import linkage_verdict
 
     def observed(loop_drift, loop_error, cut_drift, cut_error):      # [rad], two motors
         return {"loop": {"drift": np.array([0.0, loop_drift]),

@@ -11,7 +11,7 @@ from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 
 import robo_dynamics as rd
-from robo_dynamics import check
+from robo_dynamics.cli import check
 from robo_dynamics.control.trajectory import Trajectory
 from robo_dynamics.control.trajectory_check import check_samples
 from robo_dynamics.io import cdr_joint_state, joint_state_bag
@@ -283,7 +283,7 @@ def test_the_tools_take_the_arm_from_the_bag_and_never_guess_it(tmp_path, capsys
     without --urdf dynamics_check judges it against the UR10's limits and torques (Pinocchio
     on the UR10 URDF: the residual is zero). Without a description and without --urdf,
     both tools refuse with the reason, and a trajectory file always needs --urdf."""
-    from robo_dynamics import identify
+    from robo_dynamics.cli import identify
     from conftest import ARMS, load_arm
     ur10 = load_arm("ur10")                      # skips, saying why, without the data
     ur10_path = ARMS["ur10"][0]
@@ -311,7 +311,7 @@ def test_the_tools_take_the_arm_from_the_bag_and_never_guess_it(tmp_path, capsys
 
 @pytest.mark.parametrize("tool", ["check", "identify"])
 def test_help_shows_every_default(tool, capsys):
-    from robo_dynamics import identify
+    from robo_dynamics.cli import identify
     main = check.main if tool == "check" else identify.main
     with pytest.raises(SystemExit):
         main(["--help"])

@@ -27,7 +27,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import robo_dynamics as rd
 from robo_dynamics.backends.cross_check import CrossCheckSteps
-from robo_dynamics.ros import joint_state_thread
+from robo_dynamics.ros.dynamics_node import joint_state_thread
 from robo_dynamics.control.solver_set import CROSS_CHECKED
 from robo_dynamics.control.rate_limit import MAX_INTERVAL
 from robo_dynamics_interfaces.msg import ControllerEvent
@@ -438,7 +438,8 @@ def test_joint_states_do_not_wait_for_markers_diagnostics_or_a_trajectory_being_
     are handled meanwhile (here: one is sent and handled while each is in progress). The
     interpreter lock too: another thread running Python keeps it at most
     GIL_SWITCH_INTERVAL."""
-    from robo_dynamics.ros import conversions, diagnostics, markers
+    from robo_dynamics.ros import conversions
+    from robo_dynamics.ros.dynamics_node import diagnostics, markers
     harness.stream("command")
     assert sys.getswitchinterval() <= joint_state_thread.GIL_SWITCH_INTERVAL
     outcome = {}
@@ -555,7 +556,7 @@ def test_joint_states_that_stop_are_reported_stale_without_another_state(harness
 @pytest.mark.parametrize("harness", [{"use_sim_time": True}], indirect=True)
 def test_a_simulated_clock_that_stops_and_runs_again_is_on_the_events(harness):
     from rosgraph_msgs.msg import Clock
-    from robo_dynamics.ros.input_watch import CLOCK_PERIOD
+    from robo_dynamics.ros.dynamics_node.input_watch import CLOCK_PERIOD
     clock = harness.peer.create_publisher(Clock, "/clock", 10)
     assert harness.spin_until(lambda: harness.node.count_subscribers("/clock") >= 1)
     clock.publish(Clock(clock=Time(seconds=7.0).to_msg()))

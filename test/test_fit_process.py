@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from robo_dynamics.fit_process import BACKGROUND_NICE, run_in_process
+from robo_dynamics.identification.fit_process import BACKGROUND_NICE, run_in_process
 
 
 def test_the_fit_runs_in_another_process_below_the_callers_priority():

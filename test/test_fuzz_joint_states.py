@@ -20,7 +20,7 @@ from builtin_interfaces.msg import Time
 import robo_dynamics as rd
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.rate_limit import MAX_INTERVAL
-from robo_dynamics.ros.dynamics_node import DynamicsNode
+from robo_dynamics.ros.dynamics_node.node import DynamicsNode
 from conftest import ARMS
 
 PATH, TIP = ARMS["panda"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from rclpy.parameter import Parameter
 
-from robo_dynamics.ros.dynamics_node import DynamicsNode
+from robo_dynamics.ros.dynamics_node.node import DynamicsNode
 from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 

@@ -1,5 +1,5 @@
-"""Whole-arm identification's pieces on arms other than the UR5e (control/arm_identification.py,
-io/urdf_inertials.py): a body that lumps a hand and fingers, continuous joints, a joint whose
+"""Whole-arm identification's pieces on arms other than the UR5e (identification/arm_identification.py,
+identification/urdf_inertials.py): a body that lumps a hand and fingers, continuous joints, a joint whose
 range is short. References: Pinocchio on the URDF, the joint limits."""
 
 import numpy as np
@@ -7,9 +7,9 @@ import pytest
 
 import robo_dynamics as rd
 from robo_dynamics.algorithms.regressor import model_parameters
-from robo_dynamics.control import arm_identification as ai
-from robo_dynamics.control import consistent_parameters as cp
-from robo_dynamics.io.urdf_inertials import corrected_urdf
+from robo_dynamics.identification import arm_identification as ai
+from robo_dynamics.identification import consistent_parameters as cp
+from robo_dynamics.identification.urdf_inertials import corrected_urdf
 from conftest import load_arm
 
 

@@ -10,7 +10,7 @@ import yaml
 
 from robo_dynamics.ros import parameters
 from robo_dynamics.ros.parameter_tables import JOINT_CONSTRAINTS
-from robo_dynamics.ros.dynamics_node import DynamicsNode
+from robo_dynamics.ros.dynamics_node.node import DynamicsNode
 from conftest import REPO, flat
 
 LAUNCH = REPO / "launch" / "dynamics.launch.py"
@@ -49,7 +49,7 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
     assert package == "robo_dynamics"
     assert keys and keys <= set(parameters.DYNAMICS_NODE)      # the node declares what it is given
     setup = (REPO / "setup.py").read_text()
-    assert '"dynamics_node = robo_dynamics.ros.dynamics_node:main"' in setup
+    assert '"dynamics_node = robo_dynamics.ros.dynamics_node.node:main"' in setup
     source = LAUNCH.read_text()
     assert nodes["sim_arm"][1] <= set(parameters.SIM_ARM)
     for shipped in ('"rd_ur5e.urdf"', '"dynamics.yaml"', '"dynamics.rviz"'):

@@ -306,7 +306,7 @@ def test_without_any_effort_there_is_no_estimate_and_no_alarm():
 # -- the momentum terms -------------------------------------------------------------------------
 def test_momentum_terms_equal_pinocchios_m_qd_and_coriolis_transpose_qd(solvers):
     """p = M q̇ and Cᵀ q̇ of both backends (the in-house one generated, O(n): Cᵀ q̇ = ∂T/∂q,
-    algorithms/momentum_codegen.py) against Pinocchio's crba and computeCoriolisMatrix, on
+    algorithms/compiled/momentum_codegen.py) against Pinocchio's crba and computeCoriolisMatrix, on
     every test arm (mimic chains included)."""
     ours, reference = solvers
     for q, qd in zip(*random_states(ours.model, 8, seed=3)[:2]):

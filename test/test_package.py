@@ -155,16 +155,17 @@ def imported_modules(path):
 
 
 def test_the_core_imports_neither_rclpy_nor_pinocchio():
-    for layer in ("spatial", "model", "algorithms", "closed_chain", "control", "simulation"):
+    for layer in ("spatial", "model", "algorithms", "closed_chain", "simulation",
+                  "control", "identification", "io", "cli"):
         for path in (PACKAGE_DIR / layer).rglob("*.py"):
             modules = set(imported_modules(path))
             assert not modules & {"rclpy", "pinocchio"}, path
 
 
-def test_only_the_ros_layer_imports_rclpy():
+def test_only_the_ros_layer_and_the_demo_import_rclpy():
     for path in PACKAGE_DIR.rglob("*.py"):
         if "rclpy" in set(imported_modules(path)):
-            assert path.relative_to(PACKAGE_DIR).parts[0] == "ros", path
+            assert path.relative_to(PACKAGE_DIR).parts[0] in ("ros", "demo"), path
 
 
 def importers_of(module):
@@ -183,7 +184,7 @@ def test_only_the_mujoco_plants_import_mujoco():
 
 
 def test_compare_prints_both_backends_and_their_difference(capsys):
-    from robo_dynamics import compare
+    from robo_dynamics.cli import compare
     compare.main([])
     out = capsys.readouterr().out
     assert "robot 'rd_ur5e'" in out and out.count("pose '") == 3
@@ -215,7 +216,7 @@ def test_public_api_as_documented():
 
 # rclpy's, not ours: a node's time source has no public accessor, and the joint-state thread
 # must drive the node's clock from its own /clock subscription (joint_state_thread.py)
-RCLPY_PRIVATE = {("ros/joint_state_thread.py", "_time_source")}
+RCLPY_PRIVATE = {("ros/dynamics_node/joint_state_thread.py", "_time_source")}
 
 
 def test_no_module_reaches_into_another_objects_private_members():
@@ -262,3 +263,75 @@ def test_example_robot_data_is_found_through_its_package(tmp_path, monkeypatch):
     robots.mkdir(parents=True)
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
     assert example_robots() == robots
+
+
+# the rooms of the package, from the ground floor up (docs/layout.md): each imports only
+# those before it
+ROOMS = ("(top)", "spatial", "model", "algorithms", "closed_chain", "backends", "simulation",
+         "control", "io", "identification", "ros", "demo", "cli")
+
+
+def package_imports(path):
+    """The robo_dynamics modules `path` imports (dotted, absolute)."""
+    package = ["robo_dynamics", *path.relative_to(PACKAGE_DIR).parent.parts]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[:len(package) - (node.level - 1)]
+            yield ".".join(base + ([node.module] if node.module else []))
+        elif isinstance(node, ast.ImportFrom) and node.module.split(".")[0] == "robo_dynamics":
+            yield node.module
+
+
+def room_of(module):
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in ROOMS) else "(top)"
+
+
+def test_each_room_imports_only_the_rooms_below_it():
+    """docs/layout.md's order: no arrow up, no circle between rooms; every file in a room
+    the layout names (the package face, __init__.py, excepted)."""
+    for path in PACKAGE_DIR.rglob("*.py"):
+        if path == PACKAGE_DIR / "__init__.py":
+            continue
+        own = room_of(".".join(["robo_dynamics",
+                                *path.relative_to(PACKAGE_DIR).with_suffix("").parts]))
+        assert own in ROOMS, path
+        for module in package_imports(path):
+            assert ROOMS.index(room_of(module)) <= ROOMS.index(own), (path, module)
+
+
+def test_no_module_over_400_lines_and_no_room_over_a_fifth_of_the_package():
+    sizes = {path: len(path.read_text().splitlines()) for path in PACKAGE_DIR.rglob("*.py")}
+    assert max(sizes.values()) <= 410, max(sizes, key=sizes.get)
+    total, rooms = sum(sizes.values()), {}
+    for path, lines in sizes.items():
+        parts = path.relative_to(PACKAGE_DIR).parts
+        rooms[parts[0] if len(parts) > 1 else "(top)"] = rooms.get(parts[0], 0) + lines
+    assert max(rooms.values()) <= 0.22 * total, {k: round(v / total, 2)
+                                                 for k, v in rooms.items()}
+
+
+def test_every_module_the_concept_table_and_the_layout_name_exists():
+    """DEVELOPERS.md's "Where each concept lives": every path in it; docs/layout.md: every
+    folder its tree draws."""
+    text = (REPO / "DEVELOPERS.md").read_text()
+    table = text[text.index("## Where each concept lives"):]
+    rows = [line for line in table[:table.index("\n## ", 1)].splitlines()
+            if line.startswith("| ")]
+    named = [cell for row in rows for cell in re.findall(r"`([^`]+)`", row)
+             if cell.endswith((".py", "/"))]
+    assert len(named) > 60
+    for name in named:
+        path = REPO / name if name.startswith("test/") else PACKAGE_DIR / name
+        assert path.exists(), name
+    layout = (REPO / "docs" / "layout.md").read_text()
+    tree = layout[layout.index("robo_dynamics/\n"):layout.index("interfaces/")]
+    stack = []
+    for line in tree.splitlines()[1:]:
+        m = re.match(r"( +)([a-z_]+/) ", line)
+        if m:
+            depth = len(m.group(1)) // 2 - 1
+            stack[depth:] = [m.group(2)]
+            assert (PACKAGE_DIR / "".join(stack)).is_dir(), "".join(stack)
+    assert {p.name for p in PACKAGE_DIR.iterdir() if p.is_dir() and p.name != "__pycache__"} \
+        <= {line.split("/")[0].strip() for line in tree.splitlines()}

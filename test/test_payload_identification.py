@@ -1,4 +1,4 @@
-"""Payload identification (control/payload_identification.py) on torques from Pinocchio with
+"""Payload identification (identification/payload_identification.py) on torques from Pinocchio with
 0.5 N·m of noise: mass and centre of mass from static poses it chooses, inertia from motion,
 the tare against a wrong arm model, and data that cannot show the payload refused."""
 
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from robo_dynamics.control.payload_identification import (identify_payload,
-                                                          provisional_payload, static_poses)
+from robo_dynamics.identification.payload_identification import (identify_payload,
+                                                                 provisional_payload,
+                                                                 static_poses)
 from conftest import SHIPPED, load_arm, random_states
 
 ROBOT = rd.load_robot(str(SHIPPED / "rd_ur5e.urdf"))
@@ -208,8 +209,8 @@ def test_data_that_cannot_show_the_payload_are_refused(solver):
 
 
 def test_pose_recording_plans_rest_to_rest_moves_and_keeps_only_the_windows():
-    from robo_dynamics.control.pose_recording import (MOVING, RECORDING, SETTLING, DONE,
-                                                      PoseRecording)
+    from robo_dynamics.identification.pose_recording import (MOVING, RECORDING, SETTLING,
+                                                             DONE, PoseRecording)
     poses = np.array([CENTER + 0.1, CENTER - 0.2])
     run = PoseRecording(CENTER, poses, start_time=10.0, move_time=2.0, settle_time=0.5,
                         record_time=1.0)
@@ -245,9 +246,9 @@ def test_what_a_swinging_wrist_cannot_show_is_not_claimed(solver, inertia):
     were more than 30 % off); the mass is found every time, and the centre of mass within
     3 of its standard deviations (a point mass fitted in the payload's place put it 5 of
     them off)."""
-    from robo_dynamics.control.payload_identification import principal_moments
+    from robo_dynamics.identification.payload_identification import principal_moments
     from robo_dynamics.algorithms.regressor import inertial_parameters
-    from robo_dynamics.control.state_derivatives import velocities_and_accelerations
+    from robo_dynamics.io.state_derivatives import velocities_and_accelerations
     mass, com = 1.0, np.array([0.0, 0.0, 0.05])
     truth = rd.make_solver(ROBOT.with_payload(LINK, mass, com, inertia), "pinocchio")
     moments = principal_moments(inertial_parameters(mass, com, inertia))

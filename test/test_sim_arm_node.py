@@ -16,8 +16,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 import robo_dynamics as rd
-from robo_dynamics.ros.dynamics_node import DynamicsNode
-from robo_dynamics.ros.sim_arm_node import SimArmNode
+from robo_dynamics.ros.dynamics_node.node import DynamicsNode
+from robo_dynamics.ros.sim_arm.node import SimArmNode
 from robo_dynamics.simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from conftest import REPO, SHIPPED
 from ros_harness import Loop, overrides

@@ -72,7 +72,7 @@ def test_a_parameter_of_the_wrong_type_on_the_command_line_is_one_line_and_exit_
     was given and what is expected, on one line; no traceback."""
     from conftest import SHIPPED
     result = subprocess.run(
-        [sys.executable, "-m", "robo_dynamics.ros.dynamics_node", "--ros-args", "-p",
+        [sys.executable, "-m", "robo_dynamics.ros.dynamics_node.node", "--ros-args", "-p",
          f"robot_description_file:={SHIPPED / 'rd_ur5e.urdf'}", "-p", argument],
         capture_output=True, text=True, timeout=60, env=dict(os.environ))
     assert result.returncode == 1, result.stderr

@@ -1,4 +1,4 @@
-"""The system Jacobian (closed_chain/system_jacobian.py) against central differences, the
+"""The system Jacobian (simulation/constrained/system_jacobian.py) against central differences, the
 paper's single pendulum against its closed form, and the 8 × 8 Jacobian of the paper's
 spatial four-bar (Lee, Sohn, Kim and Yoo, eq. 23, 27–29)."""
 
@@ -8,9 +8,10 @@ import pytest
 from closed_chain_models import (SPATIAL_FOUR_BAR_PARAMETERS, random_spatial_tree_urdf,
                                  spatial_four_bar_urdf)
 from robo_dynamics.closed_chain import ClosedChain, closure, load_closed_chain, load_tree
-from robo_dynamics.closed_chain.dae import residual
-from robo_dynamics.closed_chain.system_jacobian import (constraint_force_derivative,
-                                                        rnea_derivatives, system_jacobian)
+from robo_dynamics.simulation.constrained.dae import residual
+from robo_dynamics.simulation.constrained.system_jacobian import (constraint_force_derivative,
+                                                                  rnea_derivatives,
+                                                                  system_jacobian)
 from robo_dynamics.closed_chain.closures import constraint_jacobian
 from robo_dynamics.closed_chain.tree_dynamics import tree_kinematics, tree_rnea
 

@@ -18,7 +18,7 @@ from rclpy.action import ActionClient
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 import robo_dynamics as rd
-from robo_dynamics.ros.demo.supervisor import forearm_push
+from robo_dynamics.demo.supervisor import forearm_push
 from ros_harness import Loop, closed_loop_nodes
 from conftest import SHIPPED
 

@@ -67,7 +67,7 @@ class Processes:
         return process
 
     def node(self, *params):
-        return self.start([sys.executable, "-m", "robo_dynamics.ros.dynamics_node",
+        return self.start([sys.executable, "-m", "robo_dynamics.ros.dynamics_node.node",
                            "--ros-args", "--log-level", "warn",
                            "-p", f"robot_description_file:={URDF}", "-p", "backend:=rnea",
                            "-p", "marker_rate:=0.0", "-p", "diagnostics_rate:=10.0",

@@ -27,8 +27,8 @@ from rclpy.parameter import Parameter                 # noqa: E402
 from sensor_msgs.msg import JointState                # noqa: E402
 
 import robo_dynamics as rd                            # noqa: E402
-from robo_dynamics.ros.dynamics_node import DynamicsNode     # noqa: E402
-from robo_dynamics.ros.sim_arm_node import SimArmNode        # noqa: E402
+from robo_dynamics.ros.dynamics_node.node import DynamicsNode
+from robo_dynamics.ros.sim_arm.node import SimArmNode
 
 
 def library(urdf, q):

@@ -22,7 +22,7 @@ def make_solver(robot, backend=DEFAULT_BACKEND):
     dynamics whatever the backend: Pinocchio has no solver of a linkage's motors (its
     constraintDynamics cross-checks the linkage in the tests)."""
     if getattr(robot, "mechanism", None) is not None:
-        from .closed_chain import ClosedChainSolver
+        from .closed_chain_backend import ClosedChainSolver
         return ClosedChainSolver.of(robot)
     if backend == "rnea":
         from .rnea_backend import RneaSolver as Solver

@@ -11,8 +11,8 @@ as generalized constraint forces Φ_qᵀλ (n,).
 
 import numpy as np
 
-from ..errors import BackendUnavailable
 from ..closed_chain.tree import BASE
+from ..errors import BackendUnavailable
 
 PROXIMAL = (1e-14, 1e-10, 100)       # accuracy, regularization μ, iterations
 AXIS_POINT = 0.1                      # m: the second point on a revolute closure's axis

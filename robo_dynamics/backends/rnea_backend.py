@@ -4,8 +4,9 @@ import functools
 
 import numpy as np
 
-from ..algorithms import (crba_codegen, derivatives_codegen, jacobian, jacobian_codegen,
-                          momentum_codegen, regressor, rnea, rnea_codegen, small_linalg)
+from ..algorithms import jacobian, regressor, rnea, small_linalg
+from ..algorithms.compiled import (crba_codegen, derivatives_codegen, jacobian_codegen,
+                                   momentum_codegen, rnea_codegen)
 from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED
 from ..spatial.rotations import cross
 from .base import DynamicsSolver

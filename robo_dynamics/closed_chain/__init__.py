@@ -14,19 +14,19 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     mechanism.py       ClosedChain: position closure, q̇ = B v̇, inverse and forward dynamics
     motor_space.py     MotorSpace: its dynamics in the motors' coordinates, state by state
     motor_model.py     MotorModel: its motors as a controller sees them (the solver of
-                       them: backends/closed_chain.py)
+                       them: backends/closed_chain_backend.py)
     integrators.py     the reduced equations (eq. 11–12): Runge–Kutta, trapezoidal rule
     system_jacobian.py ∂G/∂Y, ∂G/∂Y′ of eq. 27–29, analytically
     dae.py             eq. 27 as a DAE and a BDF integrator on its system Jacobian
 """
 
+from ..model.source import read_description
 from .closures import Closure, closure, closures_from_parameters
 from .mechanism import ClosedChain
 from .motor_space import MotorSpace
 from .sdf import load_sdf
 from .tree import KinematicTree, load_tree
 from .urdf_closures import gazebo_closures, transmission_joints
-from ..model.source import read_description
 
 
 def load_closed_chain(source, parameters=None, closures=(), actuated_joints=None,

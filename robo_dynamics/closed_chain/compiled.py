@@ -1,5 +1,5 @@
 """A closed mechanism's per-state terms compiled for it: straight-line scalar Python with its
-constants folded in (algorithms/codegen.py), what a controller of its motors needs at each
+constants folded in (algorithms/compiled/codegen.py), what a controller of its motors needs at each
 joint state, in base-frame axes as tree_dynamics.py and closures.py compute them:
 
     closure(q)       Φ (m,) every row, and Φ_q (m, n)
@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
-from ..algorithms import chain_codegen as chain
-from ..algorithms.codegen import Emitter, build
+from ..algorithms.compiled import chain_codegen as chain
+from ..algorithms.compiled.codegen import Emitter, build
 from ..spatial.rotations import rotation_vector
 from .tree import BASE
 

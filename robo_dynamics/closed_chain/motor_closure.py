@@ -1,6 +1,6 @@
 """The loops closed for the motors, compiled for one partition of a mechanism with few
 dependent coordinates: what a joint-state stream asks of MotorSpace at each state, in one
-call of straight-line float code (algorithms/codegen.py) per Newton iteration.
+call of straight-line float code (algorithms/compiled/codegen.py) per Newton iteration.
 
 At q (n,), with the partition's independent rows of Φ, its dependent coordinates u (r) and
 the motors as the independent coordinates v (k, motor order):
@@ -20,8 +20,8 @@ which close by ClosedChain.newton alone.
 
 import numpy as np
 
-from ..algorithms import chain_codegen as chain
-from ..algorithms.codegen import Emitter
+from ..algorithms.compiled import chain_codegen as chain
+from ..algorithms.compiled.codegen import Emitter
 from .compiled import closure_rows, compile_function, kinematics
 
 MAX_DEPENDENT = 3

@@ -1,7 +1,7 @@
 """A closed linkage's motors as a controller sees them (MotorModel): what the serial chain's
 RobotModel gives the control layer (names, limits, friction, the tool link, the bodies to
 draw), for the motors of a ClosedChain, which it carries for the solvers made from it
-(backends/closed_chain.py)."""
+(backends/closed_chain_backend.py)."""
 
 import dataclasses
 

@@ -1,6 +1,6 @@
 """The node's health as /diagnostics reports it: the input rate, timing percentiles, and the
 status level with its one-line message; and a simulated clock that stops. No ROS here:
-ros/diagnostics.py turns these into a DiagnosticStatus.
+ros/dynamics_node/diagnostics.py turns these into a DiagnosticStatus.
 """
 
 import collections

@@ -16,8 +16,8 @@ import os
 import numpy as np
 from mcap.reader import make_reader
 
-from ..control.state_derivatives import WINDOW, velocities_and_accelerations
 from . import cdr_joint_state
+from .state_derivatives import WINDOW, velocities_and_accelerations
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 PROGRESS_EVERY = 20_000            # messages between two progress reports
@@ -133,7 +133,7 @@ def _reasons(skipped):
 
 
 def derivatives(recording, window=WINDOW):
-    """(q̇, q̈), each (N, n), of the recorded states (control/state_derivatives.py): q̇ as
+    """(q̇, q̈), each (N, n), of the recorded states (io/state_derivatives.py): q̇ as
     recorded or from the positions, q̈ across `window` seconds."""
     return velocities_and_accelerations(recording.times, recording.positions,
                                         recording.velocities, window)

@@ -67,7 +67,7 @@ CHAIN = {
                             "iyy iyz izz.", READ_ONLY),
 }
 
-# ~/follow_joint_trajectory's (ros/trajectory_action.py); per joint besides, declared once the
+# ~/follow_joint_trajectory's (ros/actions/follow_joint_trajectory.py); per joint besides, declared once the
 # chain is known: constraints.<joint>.trajectory and constraints.<joint>.goal [rad or m]
 FOLLOW_TRAJECTORY = {
     "constraints.goal_time": Spec(1.0, DOUBLE,

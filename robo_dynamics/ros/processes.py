@@ -11,10 +11,14 @@ import sys
 import time
 
 
-def node_command(module, *ros_args):
-    """The command line of a node module of this package run by this Python
-    (e.g. "sim_arm_node"), with `ros_args` after --ros-args."""
-    return [sys.executable, "-m", f"robo_dynamics.ros.{module}", "--ros-args", *ros_args]
+NODE_MODULES = {"dynamics_node": "robo_dynamics.ros.dynamics_node.node",
+                "sim_arm": "robo_dynamics.ros.sim_arm.node"}
+
+
+def node_command(node, *ros_args):
+    """The command line of one of this package's nodes ("dynamics_node", "sim_arm") run by
+    this Python, with `ros_args` after --ros-args."""
+    return [sys.executable, "-m", NODE_MODULES[node], "--ros-args", *ros_args]
 
 
 def spin_until(executor, condition, seconds, processes=(), action=None):

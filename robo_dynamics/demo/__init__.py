@@ -1,0 +1,1 @@
+"""The closed-loop demo (`python -m robo_dynamics.demo`, `make demo`)."""

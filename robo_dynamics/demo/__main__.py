@@ -1,0 +1,7 @@
+"""`python -m robo_dynamics.demo`: run.py's main."""
+
+import sys
+
+from .run import main
+
+sys.exit(main())

@@ -1,0 +1,287 @@
+"""The closed-loop demo on the default arm (scenario.py says what it shows):
+
+    python -m robo_dynamics.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
+                                 [--free-running] [--output PNG] [--phases 7,8]
+
+Prints the node's events, each phase's verdicts, a table and writes plots. Everything runs
+on the loopback in a ROS domain of its own; the processes it starts are stopped when it
+ends, also on Ctrl-C.
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+from ..paths import urdf_path
+from ..ros.conversions import seconds
+from ..ros.isolation import isolate
+from ..ros.processes import stop_processes
+from . import compliance
+from .compliance import hold_tip
+from .goals import ending_at_rest, identify, send_goal
+from .linkage import linkage_table, linkage_verdict, plot_linkage, run_linkage
+from .report import (plot, plot_compliance, plot_external, plot_payload, print_table,
+                     summary)
+from .scenario import (ARMATURE, DRIVE_ARMATURE, HOLD_AT, JOINT_DAMPING, JOINT_FRICTION,
+                       LEAD_IN, PHASES, PUSH_FORCE, PUSH_SECONDS, Q0, RETURN_SECONDS, START,
+                       STOP_SECONDS)
+from .supervisor import Supervisor, forearm_push, move_to, start_processes, trajectory_from
+from .verdicts import (action_verdict, compliance_verdict, contact_verdict,
+                       identification_verdict, summarise, verdict, whole_arm_verdict)
+from .whole_arm import run_whole_arm
+
+# events the demo leaves out: the stream's start (every phase has one), and the node's
+# clock_stopped/clock_resumed, which say how long the simulation stood still in wall time
+# (the supervisor pauses it between its steps): they depend on the machine, not the loop
+NOT_SHOWN = ("started", "clock_stopped", "clock_resumed")
+
+
+def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
+    from .. import load_robot, make_solver
+    robot = load_robot(urdf)
+    solver = make_solver(robot, "pinocchio")       # the tip's pose, for the demo's side
+    sup = Supervisor(phase, robot, rate, lockstep, [])     # there first: found at once
+    identified = outcome = None
+    try:
+        sup.processes[:] = start_processes(urdf, phase, rate, engine, lockstep,
+                                           hold_expected=phase.expect == "hold")
+        if lockstep:
+            sup.found()
+        began = time.monotonic()
+        if phase.guess_kg is not None:
+            # hold where the arm is from the first states (told a wrong payload, the arm
+            # would drift under gravity compensation), then the node finds the payload
+            sup.run_to(HOLD_AT)
+            from sensor_msgs.msg import JointState
+            sup.desire(sup.set_point_pub, JointState(name=sup.names,
+                                                     position=sup.measured().tolist()),
+                       "set-point")
+            sup.flowing(sup.run_to(START))
+            identified = identify(sup, phase, progress)
+            print()
+            now = sup.now()
+            event = sup.desire(sup.trajectory_pub,
+                               move_to(sup.names, sup.measured(), Q0, now, RETURN_SECONDS),
+                               "move back")
+            if event.kind != "tracking":
+                raise RuntimeError(f"phase '{phase.name}': {event.message}")
+            sup.run_to(now + RETURN_SECONDS + 0.5)
+        else:
+            sup.flowing(sup.run_to(START))
+        target = None
+        if phase.cartesian:    # held where the tip is, by Cartesian impedance
+            event, target = hold_tip(sup, solver)
+            if event.kind != "tracking":
+                raise RuntimeError(f"phase '{phase.name}': {event.message}")
+        for attempt in range(3):
+            now = sup.now()
+            if not phase.track:
+                break
+            # as a supervisor would: send from the measured pose; if refused, re-send later
+            msg = trajectory_from(sup.names, sup.measured(), now, duration)
+            if phase.action:
+                event, follow = send_goal(sup, ending_at_rest(msg))
+            else:
+                event = sup.desire(sup.trajectory_pub, msg, "trajectory")
+            if event.kind == "tracking":
+                break
+            sup.run_to(now + 1.0)
+        lead_in, length = (0.0, compliance.SECONDS) if phase.cartesian else (LEAD_IN, duration)
+        start = now + lead_in
+        sup.log[:] = sup.log[-1:]
+        sup.contact.clear()
+        push_at = LEAD_IN + 0.3 * duration if phase.push else None   # s after start
+        report = lambda second: progress(f"  {phase.name}: {second - now:4.0f}/"
+                                         f"{lead_in + length:.0f} s")
+        if phase.cartesian:
+            push_at = compliance.push_and_let_go(sup, solver, start, report)
+        elif push_at is not None:
+            sup.run_to(start + push_at, report)
+            sup.push(forearm_push(robot, PUSH_FORCE))
+            sup.run_to(start + push_at + PUSH_SECONDS, report)
+            sup.push(forearm_push(robot, 0.0))
+        sup.run_to(start + length, report)
+        window = len(sup.log)          # the states the table and plots judge
+        if phase.action:       # to its end: the last point, then at most constraints.goal_time
+            end = seconds(msg.points[-1].time_from_start) + STOP_SECONDS
+            sup.run_to(now + end + 1.0, report)
+            sup.spin_until(follow.done, "no result of the FollowJointTrajectory goal")
+            outcome = follow.result()
+        wall = time.monotonic() - began
+    finally:
+        stop_processes(sup.processes)
+        sup.close()
+    log, contact, truth, events = sup.log[:window], sup.contact, sup.truth, sup.events
+    stamps = np.array([entry[0] for entry in log]) - start
+    keep = stamps >= 0.0
+    observed = {"t": np.array([c[0] for c in contact]) - start,
+                "levels": np.array([c[1] for c in contact]),
+                "estimate": np.array([c[2] for c in contact]),
+                "contact_threshold": contact[-1][3] if contact else None,
+                "truth_t": np.array([c[0] for c in truth]) - start,
+                "truth": np.array([c[1] for c in truth]), "push_at": push_at,
+                "identified": identified, "wall": wall, "action": outcome,
+                "simulated": start + length if lockstep else wall}
+    if phase.cartesian:                # the tip's positions [m], base frame, and its target
+        observed["tip"] = np.array([solver.tip_pose(entry[1])[1] for entry in log])[keep]
+        observed["t_tip"] = stamps[keep]
+        observed["target"], observed["jacobian"] = target[1], solver.jacobian(log[0][1])
+    return (stamps[keep], np.array([entry[1] for entry in log])[keep],
+            np.array([entry[2] for entry in log])[keep],
+            [(t - start, e) for t, e in events if e.kind not in NOT_SHOWN], observed)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=6.0, help="seconds per phase")
+    parser.add_argument("--rate", type=float, default=500.0,
+                        help="joint_states rate [Hz] (1000 runs too; 500 leaves headroom for "
+                             "three processes on two cores)")
+    parser.add_argument("--engine", choices=("mujoco", "internal"), default="mujoco",
+                        help="sim_arm's engine (default: MuJoCo, independent of the node)")
+    parser.add_argument("--free-running", action="store_true",
+                        help="sim_arm follows the wall clock instead of the node's commands "
+                             "(lockstep); the result then depends on the machine's load")
+    parser.add_argument("--output", default="demo_output/closed_loop.png", help="plot path")
+    parser.add_argument("--phases", default=None,
+                        help="which phases to run, e.g. 7,8 (1-based; default: all)")
+    parser.add_argument("--domain-id", type=int, default=None,
+                        help="ROS_DOMAIN_ID, 0-101 (default: one drawn from the process id)")
+    args = parser.parse_args(argv)
+    try:
+        chosen = (range(1, len(PHASES) + 1) if args.phases is None
+                  else sorted({int(k) for k in args.phases.split(",")}))
+        selected = [PHASES[k - 1] for k in chosen if k >= 1]
+    except (ValueError, IndexError):
+        parser.error(f"--phases: comma-separated numbers from 1 to {len(PHASES)}")
+    if args.domain_id is not None and not 0 <= args.domain_id <= 101:
+        parser.error("--domain-id: from 0 to 101")
+    isolate(args.domain_id)
+    import rclpy
+    from .. import load_robot
+    urdf = urdf_path()
+    robot = load_robot(urdf)
+    print(f"closed loop on '{robot.name}' ({urdf}): sim_arm at {args.rate:.0f} Hz "
+          + ("(free-running), " if args.free_running else "(lockstep, simulated time), ")
+          + f"dynamics_node (pinocchio, cross-checked by rnea), {args.duration:.0f} s per phase; "
+          f"ROS domain {os.environ['ROS_DOMAIN_ID']}, loopback only")
+    print(f"plant: sim_arm engine {args.engine}"
+          + (" (MuJoCo: shares no code with the node)" if args.engine == "mujoco" else
+             " (the library itself: the node's own model)")
+          + "; what the node's model does not have: joint damping "
+          f"{JOINT_DAMPING} N·m·s/rad and Coulomb friction {JOINT_FRICTION} N·m (compensated "
+          "in the phases that say so)"
+          + (f", rotor armature {ARMATURE} kg·m² (phase 11: drives' armature "
+             f"{DRIVE_ARMATURE} kg·m², which the node is told)" if args.engine == "mujoco"
+             else "")
+          + "; no obstacle")
+    rclpy.init()
+    records, results, failed, contacts, pushed = {}, {}, 0, {}, None
+    simulated = wall = 0.0         # s: simulated time and the wall time it took
+    identified_result = held = linkage = None
+    try:
+        for phase in selected:
+            print(f"phase: {phase.name}", flush=True)
+            if phase.whole_arm:        # three runs of its own; not in the table
+                observed = run_whole_arm(phase, urdf, args.rate, args.engine,
+                                         not args.free_running,
+                                         pathlib.Path(args.output).resolve().parent,
+                                         lambda text: print(text, end="\r", flush=True))
+                simulated += observed["simulated"]
+                wall += observed["wall"]
+                ok, sentence = whole_arm_verdict(observed)
+                failed += not ok
+                print(f"\n  written beside the plots: {observed['plant'].name} (the plant), "
+                      f"{observed['identified'].name} (identified)")
+                print(f"  verdict: {sentence}")
+                continue
+            if phase.linkage and args.free_running:
+                print("  not run free-running: the phase is written for lockstep (its two "
+                      "runs paused and timed on simulated time), and a step of the node on a "
+                      "linkage (about 0.8 ms here, BENCHMARKS.md 3e) leaves little of a 2 ms "
+                      "period; in lockstep it takes the time it needs")
+                continue
+            if phase.linkage:          # the palletizer, two runs of its own; not in the table
+                linkage = run_linkage(phase, args.rate, not args.free_running,
+                                      lambda text: print(text, end="\r", flush=True))
+                simulated += linkage["simulated"]
+                wall += linkage["wall"]
+                print("\n" + "\n".join(linkage_table(linkage, linkage["names"])))
+                ok, sentence = linkage_verdict(linkage)
+                failed += not ok
+                print(f"  verdict: {sentence}")
+                continue
+            t, q, tau, events, observed = run_phase(
+                phase, urdf, args.rate, args.duration,
+                lambda text: print(text, end="\r", flush=True), args.engine,
+                not args.free_running)
+            simulated += observed["simulated"]
+            wall += observed["wall"]
+            print()
+            for at, event in events:
+                print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
+            records[phase.name] = (phase.track, t, q, tau)
+            results[phase.name] = summarise(phase, t, q, tau, robot.effort_limit)
+            if phase.cartesian:
+                ok, sentence, compliant = compliance_verdict(observed, events)
+                held = (observed, compliant)
+            else:
+                ok, sentence = verdict(phase, results[phase.name], events)
+            seen, contact_sentence, figures = contact_verdict(phase, observed, 1.0 / args.rate)
+            contacts[phase.name] = figures
+            failed += not (ok and seen)
+            print(f"  verdict: {sentence}")
+            print(f"  external torques: {contact_sentence}")
+            if phase.guess_kg is not None:
+                identified_result = observed["identified"]
+                found, sentence = identification_verdict(phase, observed)
+                failed += not found
+                print(f"  identification: {sentence}")
+            if phase.push:
+                pushed = observed
+            if phase.action:
+                done, sentence = action_verdict(observed["action"])
+                failed += not done
+                print(f"  action: {sentence}")
+    except KeyboardInterrupt:
+        print("\ninterrupted: processes stopped")
+        return 130
+    finally:
+        rclpy.try_shutdown()
+    print_table(results)
+    if wall > 0.0:
+        print(f"\nreal-time factor {simulated / wall:.2f}: {simulated:.1f} s simulated in "
+              f"{wall:.1f} s of wall time (the loop's, start-up and plots apart)")
+    failed += summary(results, contacts, args.engine)
+    identified = [p for p in selected if p.guess_kg is not None]
+    path = pathlib.Path(args.output).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if plot(records, path):
+        print(f"plot: {path}")
+    if identified_result is not None and identified_result.success:
+        payload_plot = path.with_name(path.stem + "_payload.png")
+        plot_payload(identified[0], identified_result, payload_plot)
+        print(f"plot: {payload_plot}")
+    if pushed is not None and len(pushed["t"]):
+        external = path.with_name(path.stem + "_external_torques.png")
+        plot_external(pushed, external)
+        print(f"plot: {external}")
+    if held is not None and held[1]:
+        tip = path.with_name(path.stem + "_cartesian.png")
+        plot_compliance(*held, tip)
+        print(f"plot: {tip}")
+    if linkage is not None:
+        closed = path.with_name(path.stem + "_linkage.png")
+        plot_linkage(linkage, linkage["names"], closed)
+        print(f"plot: {closed}")
+    if failed:
+        print(f"{failed} phase(s) NOT as expected")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

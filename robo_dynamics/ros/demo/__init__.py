@@ -1,1 +1,0 @@
-"""The closed-loop demo (`python -m robo_dynamics.ros.demo`, `make demo`)."""

@@ -1,0 +1,99 @@
+"""/diagnostics of dynamics_node (diagnostic_msgs/DiagnosticArray, one status): the level and
+message of control/health.py and the node's figures as key-values.
+
+The node's state is read under its lock (Λ's condition number computed there when the
+joint-state thread has not: REFRESH); the timing percentiles, the message and its
+publication, a millisecond or more in all, outside it, so that a joint state never waits.
+"""
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from std_msgs.msg import Header
+
+from ...control import health
+from .outputs import REFRESH
+
+LEVELS = {health.OK: DiagnosticStatus.OK, health.WARN: DiagnosticStatus.WARN,
+          health.ERROR: DiagnosticStatus.ERROR}
+
+
+def publish(node, publisher):
+    """Publish `node`'s (a DynamicsNode) status on `publisher`."""
+    with node.lock:
+        status, values, timings = _state(node)
+    for what, seconds in timings:
+        values.update(health.percentiles(what, seconds))
+    status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+    publisher.publish(DiagnosticArray(header=Header(stamp=node.get_clock().now().to_msg()),
+                                      status=[status]))
+
+
+def _state(node):
+    """(DiagnosticStatus without values, values {key: text}, timings [(what, seconds)])."""
+    now = node.now()
+    status = DiagnosticStatus(name="robo_dynamics: dynamics_node", hardware_id="")
+    lifecycle = {"lifecycle": node.lifecycle_state()}
+    if node.model is None:
+        status.level, status.message = DiagnosticStatus.WARN, (
+            f"not configured: {node.configure_failure}" if node.configure_failure
+            else "unconfigured (managed: configure it)" if node.managed
+            else "no robot description yet")
+        return status, lifecycle, []
+    model, controller = node.model, node.controller
+    counts = controller.counts
+    status.hardware_id = model.name
+    age = controller.input_age(now)
+    worst = max((d.max_rel for d in node.cross_check.result.values()), default=0.0)
+    _update_condition(node, now)
+    h = node.health
+    values = {
+        **lifecycle,
+        "backend": node.solver.name,
+        "input_rate_hz": f"{h.input_rate.per_second(now):.0f}",
+        "state_age_s": f"{age:.4f}", "messages_accepted": str(h.received),
+        "messages_rejected": str(controller.rejected), "last_rejection": h.rejected_reason,
+        "mode": controller.mode, "hold_reason": controller.hold_reason,
+        "hold_failed": controller.halted,
+        "commands": str(counts["commands"]), "commands_clamped": str(counts["clamped"]),
+        "commands_rate_limited": str(counts["rate_limited"]),
+        "desired_motions_refused": str(counts["refused"]),
+        "faults": str(counts["faults"]), "stale_stops": str(counts["stale"]),
+        "last_event": controller.last_event.message if controller.last_event else "",
+        "computation_errors": str(h.errors),
+        "external_torque_observer": health.observer_line(controller, model.joint_names),
+        "collisions": str(counts["collisions"]),
+        "lambda_condition_number": f"{h.condition:.4g}",
+        "near_singular": str(h.near_singular),
+        "cross_check_max_relative_difference": f"{worst:.3g}",
+        "cross_check": ("off: " + node.cross_check_off if node.checker is None
+                        else f"{node.checker.name} against {node.solver.name}"),
+        "joint_state_thread": (node.joint_states.scheduling if node.joint_states
+                               else "not started"),
+        "model_warnings": str(len(model.warnings)),
+    }
+    for i, note in enumerate(model.warnings, start=1):
+        values[f"model_warning_{i}"] = note
+    for name, diff in node.cross_check.result.items():
+        values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
+    level, status.message = health.status(
+        controller, now, worst, node.get_parameter("cross_check_tolerance").value,
+        h.near_singular, len(model.warnings))
+    status.level = LEVELS[level]
+    timings = [(what, list(seconds)) for what, seconds in (
+        ("callback", h.callback_seconds), ("command", h.command_seconds),
+        ("observer", h.observer_seconds))]
+    return status, values, timings
+
+
+def _update_condition(node, now):
+    """Λ's condition number and near_singular at the latest state, unless the joint-state
+    thread has computed them within the last REFRESH seconds (Λ subscribed)."""
+    h = node.health
+    state = node.controller.measured_state()
+    if 0.0 <= now - h.condition_at <= REFRESH or state is None:
+        return
+    try:
+        result = node.solver.operational_space(state[0])
+    except Exception as exc:
+        node.computation_failed(exc, "Λ for /diagnostics")
+        return
+    h.singularity(result, now)
