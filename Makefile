@@ -15,7 +15,7 @@ TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 3 ? n + 1 : 4 )))
 INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/*/*.action \
                          interfaces/*/CMakeLists.txt interfaces/*/package.xml)
 
-.PHONY: demo test venv clean bench soak corpus workspace matrix held
+.PHONY: demo test unit venv clean bench soak corpus workspace matrix held
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.demo
@@ -23,6 +23,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	ROBO_DYNAMICS_REQUIRE_TEST_DATA=1 $(PY) -m pytest -q --durations=30 -n $(TEST_WORKERS) --dist loadfile \
 	  --no-loadscope-reorder    # conftest.LONG_FILES first, as ordered there
+
+# the rclpy-free library tests alone (about a minute): the edit-and-test loop. make test runs
+# them too, with test/arms (every arm, rclpy-free but long), test/node (nodes in the test's
+# process) and test/process (other processes: the demo, colcon, ros2 launch)
+unit: $(STAMP)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) test/unit
 
 venv: $(STAMP)
 
@@ -45,17 +51,17 @@ soak: $(STAMP)
 
 # every URDF of example-robot-data, every candidate tip: docs/testing.md's table (also in make test)
 corpus: $(STAMP)
-	PYTHONPATH=.:test $(PY) test/test_example_robot_data.py
+	PYTHONPATH=.:test:test/support $(PY) test/arms/test_example_robot_data.py
 
 # every mode on six real arms of example-robot-data at the node's defaults: docs/testing.md's
-# table (its cells are asserted in make test, test/test_arm_matrix.py)
+# table (its cells are asserted in make test, test/arms/test_arm_matrix.py)
 matrix: $(STAMP)
-	PYTHONPATH=.:test $(PY) test/arm_matrix.py
+	PYTHONPATH=.:test:test/support $(PY) test/support/arm_matrix.py
 
 # pushes of a person's size on three held arms, in three modes, and Cartesian targets:
-# docs/testing.md's table (a trimmed sweep is in make test, test/test_held_arm.py)
+# docs/testing.md's table (a trimmed sweep is in make test, test/node/test_held_arm.py)
 held: $(STAMP)
-	PYTHONPATH=.:test $(PY) test/held_arm.py
+	PYTHONPATH=.:test:test/support $(PY) test/support/held_arm.py
 
 # colcon workspace in build/ws against the venv's wheel-based ROS 2 (docs/install.md: ROS 2 workspace)
 workspace: $(STAMP)

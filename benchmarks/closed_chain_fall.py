@@ -2,7 +2,7 @@
 integrated three ways — Dormand–Prince and BDF on the reduced equations, BDF with the system
 Jacobian on eq. 27 — and by MuJoCo (loop as an equality constraint, 20 µs steps): how far
 each is from Dormand–Prince at a tolerance ten times tighter, every 0.25 s, and what each
-costs. test/test_closed_chain_motion.py asserts the first 0.5 s; this is the 2 s (minutes).
+costs. test/unit/test_closed_chain_motion.py asserts the first 0.5 s; this is the 2 s (minutes).
 
     python -m benchmarks.closed_chain_fall [--tolerance 1e-10] [--seconds 2]
 """

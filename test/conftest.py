@@ -29,6 +29,8 @@ def worker_domain():
 isolate(worker_domain())
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+# the tiers (unit/, arms/, node/, process/) share the modules of support/
+sys.path.insert(0, str(REPO / "test" / "support"))
 # launch, launch_ros and the ros2 CLI as wheels (not on PyPI; a test tool, never a dependency
 # of the package), where the developers' and CI's machines have them
 ROS2_CLI_KIT = REPO.parent / "shared" / "ros2-cli-kit"

@@ -36,10 +36,8 @@ ROS_PACKAGES = {"rclpy", "rcl_interfaces", "std_msgs", "sensor_msgs", "geometry_
                 "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "builtin_interfaces",
                 "rosgraph_msgs", "ament_index_python", "launch", "launch_ros",
                 "robo_dynamics_interfaces", "std_srvs", "control_msgs", "lifecycle_msgs"}
-TEST_HELPERS = {"arm_matrix", "arm_matrix_fits", "bags", "held_arm", "closed_chain_models", "conftest", "pinocchio_mimic", "planar_2link", "ros_harness", "ros_peer",
-                "robo_dynamics", "without_pinocchio",
-                "test_trajectory_action",   # test_lifecycle_node.py reuses its client
-                "test_shipped_linkages", "test_closed_chain_delta"}   # their closed forms
+# the tests' own modules (test/support and the test files some tests reuse), and ours
+TEST_HELPERS = {path.stem for path in (REPO / "test").rglob("*.py")} | {"robo_dynamics"}
 
 
 def manifest(path):
@@ -85,7 +83,7 @@ def test_package_xml_declares_every_dependency():
     started = set(re.findall(r'package="([^"]+)"', launch_text)) - {"robo_dynamics"}
     assert started == {"robot_state_publisher", "rviz2"}
     assert started <= depends["exec_depend"]
-    for module, where in third_party_imports((REPO / "test").glob("*.py")).items():
+    for module, where in third_party_imports((REPO / "test").rglob("*.py")).items():
         key = rosdep_key(module, where)
         assert key in depends["test_depend"] | depends["exec_depend"], (module, where)
 
@@ -335,3 +333,17 @@ def test_every_module_the_concept_table_and_the_layout_name_exists():
             assert (PACKAGE_DIR / "".join(stack)).is_dir(), "".join(stack)
     assert {p.name for p in PACKAGE_DIR.iterdir() if p.is_dir() and p.name != "__pycache__"} \
         <= {line.split("/")[0].strip() for line in tree.splitlines()}
+
+
+def test_the_rclpy_free_tiers_import_no_ros():
+    """test/unit and test/arms run without rclpy (make unit: the quick loop): no test there
+    imports rclpy, the ROS harness or the ROS layer."""
+    for tier in ("unit", "arms"):
+        for path in (REPO / "test" / tier).glob("*.py"):
+            tree = ast.parse(path.read_text())
+            for node in ast.walk(tree):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                for name in names:
+                    assert name.split(".")[0] not in ("rclpy", "ros_harness", "ros_peer"), path
+                    assert not name.startswith("robo_dynamics.ros"), (path, name)

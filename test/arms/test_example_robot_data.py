@@ -8,7 +8,7 @@ robo_dynamics. The reference is Pinocchio on the same URDF with the joints off t
 C(q, q̇) is compared on the chains of FULL (full_check_tips says which and why).
 
 `make corpus` prints the table of docs/testing.md from the same run:
-    python test/test_example_robot_data.py
+    python test/arms/test_example_robot_data.py
 """
 
 from conftest import require_example_robots

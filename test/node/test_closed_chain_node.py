@@ -16,7 +16,7 @@ from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.closed_chain.tree_dynamics import frame_jacobian, frame_pose
 from robo_dynamics_interfaces.srv import ForwardDynamics, InverseDynamics, SetPayload
 from ros_harness import Harness
-from test_shipped_linkages import MOTORS, closed, holding_torque
+from palletizer import MOTORS, closed, holding_torque
 
 URDF = REPO / "urdf" / "rd_palletizer.urdf"
 SECTION = yaml.safe_load((REPO / "config" / "rd_palletizer.yaml").read_text())[

@@ -4,7 +4,7 @@ simulated by MuJoCo in lockstep with the controller core at dynamics_node's defa
 and Cartesian targets at random offsets from random poses.
 
 Each cell returns its figures; test_held_arm.py asserts a trimmed sweep, and
-`make held` (python test/held_arm.py) prints the whole table (docs/testing.md).
+`make held` (python test/support/held_arm.py) prints the whole table (docs/testing.md).
 """
 
 import dataclasses

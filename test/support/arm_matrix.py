@@ -3,7 +3,7 @@ independent engine) in lockstep with the controller core at dynamics_node's defa
 parameter table, read as the node reads it, through control/settings.controller_settings).
 
 Each cell returns its figures (a dict); test_arm_matrix.py asserts them, and
-`make matrix` (python test/arm_matrix.py) prints the whole table (docs/testing.md).
+`make matrix` (python test/support/arm_matrix.py) prints the whole table (docs/testing.md).
 Poses are drawn once per arm from a fixed seed, inside the joint limits and away from
 singularities (condition number of J below 30), so every arm is tried where it works.
 """

@@ -20,7 +20,7 @@ from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.settings import controller_settings
 from robo_dynamics.errors import UnclosedState
 from test_closed_chain_delta import potential
-from test_shipped_linkages import holding_torque
+from palletizer import holding_torque
 
 PALLETIZER_MOTORS = ("base_joint", "shoulder_joint", "rear_joint", "wrist_joint")
 

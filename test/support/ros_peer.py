@@ -1,11 +1,11 @@
 """A ROS 2 peer of the dynamics node for the transport-level tests, run as a process of its
 own (so it can be SIGKILLed, and so messages cross DDS, not a Python call):
 
-    python test/ros_peer.py good NAMES POSITIONS RATE [say]   joint states at RATE [Hz]
+    python test/support/ros_peer.py good NAMES POSITIONS RATE [say]   joint states at RATE [Hz]
                                                    forever ('say': each one's stamp printed
                                                    before it is published)
-    python test/ros_peer.py flood KIND COUNT NAMES       COUNT malformed joint states, at once
-    python test/ros_peer.py clock START BACK_AFTER BACK_TO RATE    /clock, jumping back once
+    python test/support/ros_peer.py flood KIND COUNT NAMES       COUNT malformed joint states, at once
+    python test/support/ros_peer.py clock START BACK_AFTER BACK_TO RATE    /clock, jumping back once
 
 NAMES and POSITIONS are JSON lists. Flood KIND: 'mixed' (NaN, wrong lengths, unknown and
 duplicated names, empty, in turn) or 'huge' (100 000 names). Prints 'ready' once a

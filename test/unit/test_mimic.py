@@ -1,5 +1,5 @@
 """Chains with mimic joints: the coupled system's dynamics in both backends, against
-Pinocchio's own mimic joints (test/pinocchio_mimic.py) and the identities of the coupling."""
+Pinocchio's own mimic joints (test/support/pinocchio_mimic.py) and the identities of the coupling."""
 
 from conftest import require_example_robots
 require_example_robots(__name__)   # it reads example-robot-data: without it, skipped saying why

@@ -317,7 +317,7 @@ def shipped_linkage(name):
     import pathlib
     import yaml
     from robo_dynamics.closed_chain import load_closed_chain
-    repo = pathlib.Path(__file__).resolve().parents[1]
+    repo = pathlib.Path(__file__).resolve().parents[2]
     section = yaml.safe_load((repo / "config" / f"{name}.yaml").read_text())
     return load_closed_chain(repo / "urdf" / f"{name}.urdf",
                              section["/**/dynamics_node"]["ros__parameters"])

@@ -16,7 +16,7 @@ Q = [0.3, -1.1, 1.4, -0.6, 0.9, 0.2]
 
 
 def test_library_nodes_and_simulator_work_without_pinocchio():
-    child = subprocess.run([sys.executable, str(REPO / "test" / "without_pinocchio.py"), URDF,
+    child = subprocess.run([sys.executable, str(REPO / "test" / "support" / "without_pinocchio.py"), URDF,
                             json.dumps(Q)], capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr[-3000:]
     out = json.loads(child.stdout.strip().splitlines()[-1])

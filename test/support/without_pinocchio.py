@@ -1,6 +1,6 @@
 """Run in a process of its own with Pinocchio made unimportable (test_without_pinocchio):
 
-    python test/without_pinocchio.py URDF Q_JSON
+    python test/support/without_pinocchio.py URDF Q_JSON
 
 uses the library's rnea backend, dynamics_node (backend rnea) and sim_arm (backend rnea)
 together over ROS 2, and prints one JSON object of what they computed and said, for the

@@ -39,7 +39,7 @@ NAMES = list(ROBOT.joint_names)
 Q0 = np.array([0.3, -1.2, 1.4, -0.9, 1.2, 0.4])
 STALE = 0.1                                   # s, the node's stale_timeout (its default)
 MAX_STEP = 1000.0 * MAX_INTERVAL              # N·m: default max_torque_rate × longest Δt
-PEER = str(REPO / "test" / "ros_peer.py")
+PEER = str(REPO / "test" / "support" / "ros_peer.py")
 DEADLINE = 90.0                               # s: only a hang takes this long
 
 
