@@ -1,6 +1,6 @@
 """Joint states a closed linkage's loops cannot close (the motors measured outside the
 mechanism's workspace, or at a singular pose: a wrong encoder offset, a broken link, a
-model that is not the arm). No ROS here.
+model that is not the arm), and passive joints measured off the closure. No ROS here.
 
 Each such state is rejected with the reason (no command is computed from it). When they
 go on for longer than stale_timeout, as for joint states that stop coming, the safe hold
@@ -31,3 +31,17 @@ class ClosureWatch:
             self.rejected += 1
             return None
         return self.last
+
+
+def passive_joint_fault(motors, theta, measured, tolerance):
+    """Why a linkage's passive joints as a driver measured them (`measured`: {name: position
+    [rad or m]}) do not fit its loops closed with the motors at θ (motors: the solver's
+    MotorSpace), by more than `tolerance` [rad or m]: the reason, naming the joint, for the
+    safe hold; None where they fit (or none was measured)."""
+    if not measured:
+        return None
+    gap, joint = motors.passive_disagreement(theta, measured)
+    if gap <= tolerance:
+        return None
+    return (f"passive joint '{joint}' measured {gap:.3g} from where the loops put it "
+            f"(passive_joint_tolerance {tolerance:g}): a broken link or a wrong encoder?")

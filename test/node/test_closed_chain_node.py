@@ -281,7 +281,7 @@ def test_check_trajectory_weighs_a_motion_of_the_linkage_as_pinocchio(node, link
 def test_the_delta_is_held_with_the_torques_of_its_geometry(ros):
     """The shipped Delta from its params file: the commands at a motor state are ∂V/∂θ of
     the platform trilateration places (test_closed_chain_delta)."""
-    from test_closed_chain_delta import potential
+    from closed_chain_models import potential
     section = yaml.safe_load((REPO / "config" / "rd_delta.yaml").read_text())[
         "/**/dynamics_node"]["ros__parameters"]
     theta = np.array([0.2, -0.1, 0.15])

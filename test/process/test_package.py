@@ -347,3 +347,13 @@ def test_the_rclpy_free_tiers_import_no_ros():
                 for name in names:
                     assert name.split(".")[0] not in ("rclpy", "ros_harness", "ros_peer"), path
                     assert not name.startswith("robo_dynamics.ros"), (path, name)
+
+
+def test_a_test_imports_other_tests_only_from_its_own_tier():
+    """pytest puts a test file's own folder on sys.path, not its neighbours': what tests of
+    several tiers share lives in test/support (a cross-tier import would work or fail by
+    the order the files were collected in)."""
+    for path in (REPO / "test").glob("*/test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("test_"):
+                assert (path.parent / f"{node.module}.py").is_file(), (path, node.module)

@@ -321,3 +321,48 @@ def shipped_linkage(name):
     section = yaml.safe_load((repo / "config" / f"{name}.yaml").read_text())
     return load_closed_chain(repo / "urdf" / f"{name}.urdf",
                              section["/**/dynamics_node"]["ros__parameters"])
+
+
+# the Delta's forward kinematics and potential energy from its drawing alone (nothing of
+# robo_dynamics): what test_closed_chain_delta.py, the motor space's and the node's tests
+# hold its torques to
+DELTA_G = 9.81         # m/s²
+
+
+def elbows(motors):
+    """Each arm's elbow [m] with its upper arm turned by motors[i] from the drawn pose (a
+    positive angle lowers the elbow, as the motor joint turns about the tangent)."""
+    out = []
+    for (motor, _, elbow, _), angle in zip(delta_geometry(), motors):
+        radial, down = np.hypot(*(elbow - motor)[:2]), (elbow - motor)[2]
+        e = np.append((elbow - motor)[:2] / radial, 0.0)
+        a = np.arctan2(-down, radial) + angle
+        out.append(motor + DELTA_UPPER * (np.cos(a) * e - np.sin(a) * np.array([0, 0, 1.0])))
+    return out
+
+
+def platform(motors):
+    """The platform's centre [m]: the lower point DELTA_FORE from every elbow moved in by
+    the platform's radius (trilateration; the Delta's forward kinematics)."""
+    centres = [E - DELTA_PLATFORM * np.append((E[:2]) / np.hypot(*E[:2]), 0.0)
+               for E in elbows(motors)]
+    c1, c2, c3 = centres
+    A = 2.0 * np.array([c2 - c1, c3 - c1])
+    b = np.array([c2 @ c2 - c1 @ c1, c3 @ c3 - c1 @ c1])
+    p0 = np.linalg.lstsq(A, b, rcond=None)[0]            # a point of the line, n its direction
+    n = np.cross(c2 - c1, c3 - c1)
+    n /= np.linalg.norm(n)
+    d = p0 - c1
+    s = np.roots([1.0, 2.0 * n @ d, d @ d - DELTA_FORE ** 2])
+    return min((p0 + s_k.real * n for s_k in s), key=lambda p: p[2])
+
+
+def potential(motors):
+    """V [J]: the upper arms and rods (centres of mass at their middles) and the platform."""
+    m_upper, m_rod, m_platform = DELTA_MASSES
+    p = platform(motors)
+    V = m_platform * DELTA_G * p[2]
+    for (motor, _, _, _), E in zip(delta_geometry(), elbows(motors)):
+        end = p + DELTA_PLATFORM * np.append(E[:2] / np.hypot(*E[:2]), 0.0)
+        V += m_upper * DELTA_G * (motor + E)[2] / 2.0 + m_rod * DELTA_G * (E + end)[2] / 2.0
+    return V

@@ -19,7 +19,7 @@ from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.joint_state_merger import JointStateMerger
 from robo_dynamics.control.settings import controller_settings
 from robo_dynamics.errors import UnclosedState
-from test_closed_chain_delta import potential
+from closed_chain_models import potential
 from palletizer import holding_torque
 
 PALLETIZER_MOTORS = ("base_joint", "shoulder_joint", "rear_joint", "wrist_joint")

@@ -7,15 +7,13 @@ import numpy as np
 import pytest
 import yaml
 
-from closed_chain_models import (DELTA_FORE, DELTA_MASSES, DELTA_PLATFORM, DELTA_UPPER,
-                                 delta_geometry)
+from closed_chain_models import platform, potential
 from conftest import REPO
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
 from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
 
-G = 9.81
 POSES = [(0.0, 0.0, 0.0), (0.2, -0.1, 0.05), (-0.15, 0.25, 0.1), (0.3, 0.3, 0.3),
          (-0.2, -0.2, 0.15)]                  # rad: motor angles from the drawn pose
 STEP, DURATION = 1e-3, 0.3                    # s: the motion's samples, its length
@@ -27,45 +25,6 @@ def delta():
     parameters = yaml.safe_load((REPO / "config" / "rd_delta.yaml").read_text())
     return load_closed_chain(REPO / "urdf" / "rd_delta.urdf",
                              parameters["/**/dynamics_node"]["ros__parameters"])
-
-
-def elbows(motors):
-    """Each arm's elbow [m] with its upper arm turned by motors[i] from the drawn pose (a
-    positive angle lowers the elbow, as the motor joint turns about the tangent)."""
-    out = []
-    for (motor, _, elbow, _), angle in zip(delta_geometry(), motors):
-        radial, down = np.hypot(*(elbow - motor)[:2]), (elbow - motor)[2]
-        e = np.append((elbow - motor)[:2] / radial, 0.0)
-        a = np.arctan2(-down, radial) + angle
-        out.append(motor + DELTA_UPPER * (np.cos(a) * e - np.sin(a) * np.array([0, 0, 1.0])))
-    return out
-
-
-def platform(motors):
-    """The platform's centre [m]: the lower point DELTA_FORE from every elbow moved in by
-    the platform's radius (trilateration; the Delta's forward kinematics)."""
-    centres = [E - DELTA_PLATFORM * np.append((E[:2]) / np.hypot(*E[:2]), 0.0)
-               for E in elbows(motors)]
-    c1, c2, c3 = centres
-    A = 2.0 * np.array([c2 - c1, c3 - c1])
-    b = np.array([c2 @ c2 - c1 @ c1, c3 @ c3 - c1 @ c1])
-    p0 = np.linalg.lstsq(A, b, rcond=None)[0]            # a point of the line, n its direction
-    n = np.cross(c2 - c1, c3 - c1)
-    n /= np.linalg.norm(n)
-    d = p0 - c1
-    s = np.roots([1.0, 2.0 * n @ d, d @ d - DELTA_FORE ** 2])
-    return min((p0 + s_k.real * n for s_k in s), key=lambda p: p[2])
-
-
-def potential(motors):
-    """V [J]: the upper arms and rods (centres of mass at their middles) and the platform."""
-    m_upper, m_rod, m_platform = DELTA_MASSES
-    p = platform(motors)
-    V = m_platform * G * p[2]
-    for (motor, _, _, _), E in zip(delta_geometry(), elbows(motors)):
-        end = p + DELTA_PLATFORM * np.append(E[:2] / np.hypot(*E[:2]), 0.0)
-        V += m_upper * G * (motor + E)[2] / 2.0 + m_rod * G * (E + end)[2] / 2.0
-    return V
 
 
 def closed(chain, motors, start=None):

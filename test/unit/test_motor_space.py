@@ -15,7 +15,7 @@ from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import MotorSpace, load_closed_chain
 from robo_dynamics.closed_chain.tree_dynamics import frame_pose
 from robo_dynamics.errors import ArgumentError
-from test_closed_chain_delta import potential
+from closed_chain_models import potential
 from palletizer import holding_torque
 
 pin = pytest.importorskip("pinocchio")

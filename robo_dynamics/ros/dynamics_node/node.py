@@ -35,6 +35,7 @@ from robo_dynamics_interfaces.msg import ControllerEvent
 
 from ...control import controller as core
 from ...control.cross_check_cycle import CrossCheckCycle
+from ...control.closure_watch import passive_joint_fault
 from ...control.health import NodeHealth
 from ...control.joint_state_merger import JointStateMerger
 from ...control.model_changes import WAIT as MODEL_CHANGE_WAIT, ModelChangeSchedule
@@ -246,7 +247,9 @@ class DynamicsNode(Lifecycle, Node):
         """A closed linkage's measured passive joints off the closure: the safe hold."""
         if self.passive_joints.active:
             try:
-                reason = self.passive_joints.check(msg, self.solver, self.controller)
+                reason = passive_joint_fault(
+                    self.solver.motors, self.controller.measured_state()[0],
+                    self.passive_joints.measured(msg), self.passive_joints.tolerance)
             except Exception as exc:  # a numerical failure must not take the node down
                 return self.computation_failed(exc, "passive joints")
             if reason is not None and self.controller.mode != core.HOLD:

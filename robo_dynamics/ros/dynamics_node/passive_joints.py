@@ -2,8 +2,9 @@
 its loops put them at each state the node commands from: merged with the driver's
 joint_states (e.g. by joint_state_publisher's source_list), robot_state_publisher draws the
 whole linkage from a driver that reports only its motors. And those a driver reports too,
-checked against the closure: one off by more than passive_joint_tolerance starts the safe
-hold, naming it. A serial chain publishes and checks nothing here."""
+taken from its joint states for the check against the closure (one off by more than
+passive_joint_tolerance starts the safe hold: control/closure_watch.py). A serial chain
+publishes and checks nothing here."""
 
 from sensor_msgs.msg import JointState
 
@@ -36,20 +37,10 @@ class PassiveJointStates:
         """Whether the model is a closed linkage (there are passive joints)."""
         return self.index is not None
 
-    def check(self, msg, solver, controller):
-        """Why the passive joints `msg` (a JointState) carries do not fit the loops closed
-        with the motors where `controller` measures them (after msg) by the tolerance, or
-        None (also for a message without passive joints)."""
-        given = {name: value for name, value in zip(msg.name, msg.position)
-                 if name in self.names}
-        if not given:
-            return None
-        gap, joint = solver.motors.passive_disagreement(controller.measured_state()[0], given)
-        if gap <= self.tolerance:
-            return None
-        return (f"passive joint '{joint}' measured {gap:.3g} from where the loops put it "
-                f"(passive_joint_tolerance {self.tolerance:g}): a broken link or a wrong "
-                "encoder?")
+    def measured(self, msg):
+        """{passive joint name: position} of those `msg` (a JointState) carries."""
+        return {name: value for name, value in zip(msg.name, msg.position)
+                if name in self.names}
 
     def publish(self, stamp, solver, q):
         """The passive joints [rad or m] of the linkage closed with the motors at q, to
