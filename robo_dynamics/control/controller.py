@@ -9,7 +9,7 @@ Each joint state gives at most one command (model joint order, N·m or N):
     cartesian_impedance, operational_space: the law of a          an admitted Cartesian
               CartesianTarget (cartesian.py) (+ friction)         target
     hold      M(q)(−λ ⊙ q̇) + C q̇ + g(q): joint i's velocity      after a fault, until a new
-              decays as e^(−λ_i t) (settings.hold_law)            desired motion is admitted
+              decays as e^(−λ_i t) (hold.hold_law)                desired motion is admitted
 
 The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
 of source (mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
@@ -33,12 +33,11 @@ from .closure_watch import ClosureWatch
 from .computed_torque import commanded_acceleration
 from .cycle_outputs import ERROR, INFO, WARN, Cycle, Event, Rest
 from .limits import clamp_effort
-from .momentum_observer import (COLLISION, MomentumObserver, collision_sentence, estimate,
-                               push_or_model_error)
+from .momentum_observer import ExternalWatch, push_or_model_error
 from .rate_limit import TorqueRateLimiter
-from .settings import hold_law, same_optional
+from .hold import hold_law
 from .trajectory import SetPoint
-from .watchdog import position_fault, start_fault, tracking_fault, velocity_fault
+from .watchdog import admission_fault, tracking_fault, velocity_fault
 
 GRAVITY, TRACKING, HOLD = "gravity", "tracking", "hold"
 COLLISION_REACTIONS = ("none", "hold")
@@ -58,9 +57,7 @@ class Controller:
         self.hold_since = None         # [s] the first held joint state (None: not yet)
         self.halted = ""               # why the hold failed and the stream stopped ("": no)
         self.at_effort_bound = False   # the last command was at the effort bound
-        self.observer = self._observer(settings)
-        self.thresholds = settings.observer_thresholds()
-        self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
+        self.external = ExternalWatch(settings)   # the momentum observer, collisions
         self.observer_seconds = 0.0    # [s] the observer's part of the last step (0: none)
         self.limiter = TorqueRateLimiter(settings.max_torque_rate)
         self.running = False           # a command stream is going (False: next one ramps)
@@ -78,21 +75,14 @@ class Controller:
         observer gain restarts the observer."""
         old, self.settings = self.settings, settings
         self.limiter.rate = settings.max_torque_rate
-        self.thresholds = settings.observer_thresholds()
-        if not same_optional(old.observer_gain, settings.observer_gain):
-            self.observer = self._observer(settings)
-
-    @staticmethod
-    def _observer(settings):
-        gain = settings.observer_gain
-        return None if gain is None else MomentumObserver(gain)
+        self.external.configure(old, settings)
 
     def reset_observer(self):
         """Re-zero the observer; leave a hold a collision caused (for gravity compensation)."""
-        if self.observer is None:
+        if self.external.observer is None:
             return self.refuse("no external-torque observer (observer_gain is 0)")
-        self.observer.reset()
-        self.colliding = False
+        self.external.restart()
+        self.external.colliding = False
         left = ""
         if self.mode == HOLD and self.hold_kind == "collision":
             left = f"; left the hold ({self.hold_reason}) for gravity compensation"
@@ -116,7 +106,8 @@ class Controller:
 
         Returns the Event: kind 'tracking' when admitted (it replaces any previous motion
         and leaves the hold), 'refused' with the reason otherwise (nothing changes)."""
-        reason = self._admission_fault(motion, now)
+        reason = self.inactive or admission_fault(motion, now, self.merger, self.settings,
+                                                  self.solver, self.period)
         if reason is not None:
             return self.refuse(f"desired motion refused: {reason}")
         left = f" (leaving the hold: {self.hold_reason})" if self.mode == HOLD else ""
@@ -143,24 +134,6 @@ class Controller:
         self.counts["refused"] += 1
         return self._event(WARN, "refused", reason)
 
-    def _admission_fault(self, motion, now):
-        merger, s = self.merger, self.settings
-        if self.inactive:
-            return self.inactive
-        if not merger.complete():
-            return "no complete joint state yet"
-        if merger.age(now) > s.stale_timeout:
-            return f"joint states are stale (older than {s.stale_timeout:g} s)"
-        moving = velocity_fault(merger.qd, s.velocity_bound, self.names)
-        if moving is not None:
-            return f"the arm is moving too fast to start: {moving}"
-        if motion.mode != TRACKING:    # a Cartesian target
-            return ("the control period is not known yet" if self.period is None else
-                    motion.admission_fault(self.solver, merger.q, self.period))
-        return (position_fault(motion.positions, self.lower, self.upper, self.names)
-                or start_fault(merger.q, motion.sample(now)[0], s.start_tolerance,
-                               self.names))
-
     # -- what the node reads (under its lock) -----------------------------------------------
     def measured_state(self):
         """(q, q̇): copies of the last complete joint state [rad or m; rad/s or m/s], model
@@ -186,8 +159,7 @@ class Controller:
         """A joint state merged without commanding (a node not active: the next stream ramps)."""
         rejected = self.merger.update(names, positions, velocities, now, efforts, stamp)
         self.running = False
-        if self.observer is not None:
-            self.observer.reset()
+        self.external.restart()
         return Cycle(rejected, None, None, NO_EVENTS, None)
 
     def hold_for(self, reason):
@@ -207,21 +179,50 @@ class Controller:
     # -- the hot path -------------------------------------------------------------------------
     def step(self, names, positions, velocities, efforts, now, stamp=0.0):
         """One joint state (the JointState fields; `now` its receipt time [s], `stamp` its
-        measurement time [s] if known, else 0) → Cycle."""
-        merger = self.merger
+        measurement time [s] if known, else 0) → Cycle. In turn: the state taken (merged,
+        closed, the stream started), the envelope watched (the observer, the faults, the
+        hold's timeout), the mode's law, the command sent (clamped, rate-limited)."""
+        taken = self._take(names, positions, velocities, efforts, now, stamp)
+        if isinstance(taken, Cycle):
+            return taken
+        q, qd, g, unclosed, events = taken
+        s = self.settings
+        friction = (friction_torque(qd, s.viscous, s.coulomb)
+                    if s.friction_compensation and s.viscous is not None else 0.0)
+        external = None
+        if self.external.observer is not None and unclosed is None:   # its cost, measured
+            started = time.perf_counter()
+            external, starting = self.external.update(
+                self.solver, q, qd, g, friction, stamp if stamp > 0.0 else now,
+                self.measured_torque(), s, self.cartesian_target())
+            if starting is not None:
+                events += self._collision(starting)
+            self.observer_seconds = time.perf_counter() - started
+        desired, found = self._supervise(q, qd, now)
+        events += found
+        if self.mode == HOLD:
+            halted = self._hold_timed_out(qd, now, external)
+            if halted is not None:
+                return Cycle(None, None, None, events + (halted,), external)
+        target, at_bound = self._law(q, qd, g, friction, desired, now)
+        return self._send(target, at_bound, q, g, g + friction, events, external, now)
+
+    def _take(self, names, positions, velocities, efforts, now, stamp):
+        """The state merged and closed: (q, q̇, g(q), why unclosed or None, events), or the
+        Cycle that ends the step (rejected, incomplete, halted, stale, (re)starting)."""
+        merger, s = self.merger, self.settings
         rejected = merger.update(names, positions, velocities, now, efforts, stamp)
         if rejected is not None:
             return Cycle(rejected, None, None, NO_EVENTS, None)
         if not merger.complete() or self.halted:
             return Cycle(None, None, None, NO_EVENTS, None)
-        s = self.settings
         previous, self.last_state_time = self.last_state_time, now
         age = merger.age(now)
         if age > s.stale_timeout:
             return Cycle(None, None, None, self._stop(now, age), None)
-        q, qd, solver, unclosed = merger.q, merger.qd, self.solver, None
+        q, qd, unclosed = merger.q, merger.qd, None
         try:
-            g = solver.unchecked.gravity(q)
+            g = self.solver.unchecked.gravity(q)
             self.closure.closed(q, g)
         except UnclosedState as exc:          # a closed linkage's loops (closure_watch.py)
             held = self.closure.unclosed(now, s.stale_timeout)
@@ -238,49 +239,60 @@ class Controller:
             events = self._resume(now, gap, previous)
         if unclosed is not None and self.mode != HOLD:
             events += (self._hold(unclosed),)
-        friction = (friction_torque(qd, s.viscous, s.coulomb)
-                    if s.friction_compensation and s.viscous is not None else 0.0)
-        external, at_bound = None, False
-        if self.observer is not None and unclosed is None:   # its cost in the running node
-            started = time.perf_counter()
-            external, found = self._observe(q, qd, g, friction, stamp if stamp > 0.0 else now)
-            events += found
-            self.observer_seconds = time.perf_counter() - started
+        return q, qd, g, unclosed, events
+
+    def _supervise(self, q, qd, now):
+        """The watchdogs (velocity bound; a tracked motion's error and its own judgement):
+        (the tracked motion's (q_d, q̇_d, q̈_d) now or None, events)."""
+        s, events = self.settings, NO_EVENTS
         if self.mode != HOLD:
             fault = velocity_fault(qd, s.velocity_bound, self.names)
             if fault is not None:
                 events += (self._hold(fault),)
-        if self.mode == TRACKING:
+        if self.mode != TRACKING:
+            return None, events
+        q_d, qd_d, qdd_d = self.motion.sample(now)
+        fault = tracking_fault(q, q_d, s.max_tracking_error, self.names)
+        if fault is not None:
+            return None, events + (self._hold(fault),)
+        off_path = self.motion.judge(now, q, qd, q_d, qd_d)
+        if off_path is not None:               # hold here: computed torque to this pose
+            events += (self._hold_here(q, off_path),)
             q_d, qd_d, qdd_d = self.motion.sample(now)
-            fault = tracking_fault(q, q_d, s.max_tracking_error, self.names)
+        return (q_d, qd_d, qdd_d), events
+
+    def _hold_timed_out(self, qd, now, external):
+        """The hold's timeout: the hold_failed Event where a joint is still beyond its
+        velocity bound hold_timeout into the hold, else None."""
+        s = self.settings
+        if self.hold_since is None:
+            self.hold_since = now
+        elif now - self.hold_since > s.hold_timeout:
+            fault = velocity_fault(qd, s.velocity_bound, self.names)
             if fault is not None:
-                events += (self._hold(fault),)
-            else:
-                off_path = self.motion.judge(now, q, qd, q_d, qd_d)
-                if off_path is not None:       # hold here: computed torque to this pose
-                    events += (self._hold_here(q, off_path),)
-                    q_d, qd_d, qdd_d = self.motion.sample(now)
-        gravity = g + friction                 # the gravity-compensation command
+                return self._halt(fault, external)
+        return None
+
+    def _law(self, q, qd, g, friction, desired, now):
+        """The mode's target torque (module docstring) and whether the hold's command was
+        held at an effort bound: (τ (n,), at_bound)."""
+        s, solver = self.settings, self.solver
         if self.mode == GRAVITY:
-            target = gravity
-        elif self.mode not in (TRACKING, HOLD):   # a Cartesian law (cartesian.py)
-            target = self.motion.torque(solver, q, qd, now) + friction
-        elif self.mode == TRACKING:
-            a = commanded_acceleration(q, qd, q_d, qd_d, qdd_d, s.kp, s.kd)
+            return g + friction, False
+        if self.mode == TRACKING:
+            a = commanded_acceleration(q, qd, *desired, s.kp, s.kd)
             target = solver.unchecked.inverse_dynamics(q, qd, a) + friction
             extra = self.motion.feed_forward(now)
-            if extra is not None:
-                target = target + extra
-        else:                                  # hold: friction helps stop, not compensated
-            if self.hold_since is None:
-                self.hold_since = now
-            elif now - self.hold_since > s.hold_timeout:
-                fault = velocity_fault(qd, s.velocity_bound, self.names)
-                if fault is not None:
-                    return Cycle(None, None, None, events + (self._halt(fault, external),),
-                                 external)
-            target, at_bound = hold_law(solver, q, qd, g, s, self.period,
-                                        self.limiter.reach(now, s.effort_bound))
+            return (target if extra is None else target + extra), False
+        if self.mode != HOLD:                  # a Cartesian law (cartesian.py)
+            return self.motion.torque(solver, q, qd, now) + friction, False
+        # the hold: friction helps stop, not compensated
+        return hold_law(solver, q, qd, g, s, self.period,
+                        self.limiter.reach(now, s.effort_bound))
+
+    def _send(self, target, at_bound, q, g, gravity, events, external, now):
+        """The command: `target` clamped to the effort bounds, then rate-limited; counted."""
+        s = self.settings
         target, clamped = clamp_effort(target, s.effort_bound)  # raises if not finite
         self.at_effort_bound = clamped = clamped or at_bound   # (the hold's: at_bound)
         command, limited = self.limiter.limit(target, now, self.cartesian_target() is not None)
@@ -292,23 +304,7 @@ class Controller:
         if s.hardware_compensates_gravity:     # every check above was on the full torque
             command = command - g
         return Cycle(None, command, gravity, events, external,
-                     Rest(solver, q.copy(), gravity, external, s))
-
-    def _observe(self, q, qd, g, friction, t):
-        """One observer update at measurement time t [s] → (External, events): a collision
-        starting is an event, and with collision_reaction 'hold' the safe hold."""
-        s = self.settings
-        external = estimate(self.observer, self.solver, q, qd, g, friction, t,
-                            self.measured_torque(), s.stale_timeout, self.thresholds)
-        if self.cartesian_target() is not None:     # a push the mode yields to: a contact
-            external = self.motion.judged(self.solver, q, external, s.collision_threshold)
-        colliding = COLLISION in external.levels
-        events = NO_EVENTS
-        if colliding and not self.colliding:
-            events = self._collision(collision_sentence(external, self.names,
-                                                        s.collision_threshold))
-        self.colliding = colliding
-        return external, events
+                     Rest(self.solver, q.copy(), gravity, external, s))
 
     def _collision(self, reason):
         """The events of a collision starting."""
@@ -331,8 +327,7 @@ class Controller:
     # -- transitions ----------------------------------------------------------------------------
     def _stop(self, now, age):
         """Joint states went stale: no command; a desired motion is abandoned."""
-        if self.observer is not None:
-            self.observer.reset()
+        self.external.restart()
         if not self.running:
             return NO_EVENTS
         self.running = False

@@ -94,7 +94,7 @@ def status(controller, now, disagreement, tolerance, near_singular, model_warnin
 def observer_line(controller, joint_names):
     """One line on the external-torque observer: off, or on and which joints have no
     estimate (no effort in their joint states)."""
-    if controller.observer is None:
+    if controller.external.observer is None:
         return "off (observer_gain 0)"
     missing = [name for name, tau in zip(joint_names, controller.measured_torque())
                if math.isnan(tau)]

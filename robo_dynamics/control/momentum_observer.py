@@ -164,3 +164,44 @@ def push_or_model_error(external, names, collision_threshold):
                 + collision_sentence(external, names, collision_threshold))
     return ("no external force beyond the collision thresholds: a model error, e.g. a wrong "
             "payload or friction?")
+
+
+class ExternalWatch:
+    """The momentum observer of one arm (observer None: observer_gain 0) with its
+    thresholds: each joint state's external torques, and whether a collision starts."""
+
+    def __init__(self, settings):
+        self.observer = self._observer(settings.observer_gain)
+        self.thresholds = settings.observer_thresholds()
+        self.colliding = False         # a joint's |τ_ext| is beyond its collision threshold
+
+    @staticmethod
+    def _observer(gain):
+        return None if gain is None else MomentumObserver(gain)
+
+    def configure(self, old, settings):
+        """New thresholds; a new gain (old: the settings before) restarts the observer."""
+        self.thresholds = settings.observer_thresholds()
+        a, b = old.observer_gain, settings.observer_gain
+        if (a is None) != (b is None) or (a is not None and not np.array_equal(a, b)):
+            self.observer = self._observer(b)
+
+    def restart(self):
+        """Re-zero the estimate (a gap in the states, a stream that stops)."""
+        if self.observer is not None:
+            self.observer.reset()
+
+    def update(self, solver, q, qd, g, friction, t, measured, settings, target):
+        """(External, the collision's sentence where one starts now, else None) at
+        measurement time t [s]; target: the admitted CartesianTarget or None (a push it
+        yields to is a contact)."""
+        external = estimate(self.observer, solver, q, qd, g, friction, t, measured,
+                            settings.stale_timeout, self.thresholds)
+        if target is not None:
+            external = target.judged(solver, q, external, settings.collision_threshold)
+        colliding, was = COLLISION in external.levels, self.colliding
+        self.colliding = colliding
+        if colliding and not was:
+            return external, collision_sentence(external, solver.model.joint_names,
+                                                settings.collision_threshold)
+        return external, None

@@ -53,3 +53,24 @@ def position_fault(positions, lower, upper, names):
                 return (f"joint '{names[i]}' desired position {x:.4g} is outside its limits "
                         f"[{lo:.4g}, {hi:.4g}]")
     return None
+
+
+def admission_fault(motion, now, merger, settings, solver, period):
+    """Why a desired motion (Trajectory, SetPoint or CartesianTarget) cannot start at `now`
+    [s], or None: the arm's last state (complete, fresh, not moving past a velocity bound),
+    then the motion's own (a Cartesian target's admission at the control period [s]; a joint
+    motion within the limits that starts where the arm is). merger: the JointStateMerger."""
+    model, s = solver.model, settings
+    if not merger.complete():
+        return "no complete joint state yet"
+    if merger.age(now) > s.stale_timeout:
+        return f"joint states are stale (older than {s.stale_timeout:g} s)"
+    moving = velocity_fault(merger.qd, s.velocity_bound, model.joint_names)
+    if moving is not None:
+        return f"the arm is moving too fast to start: {moving}"
+    if motion.mode != "tracking":      # a Cartesian target
+        return ("the control period is not known yet" if period is None else
+                motion.admission_fault(solver, merger.q, period))
+    return (position_fault(motion.positions, model.lower, model.upper, model.joint_names)
+            or start_fault(merger.q, motion.sample(now)[0], s.start_tolerance,
+                           model.joint_names))

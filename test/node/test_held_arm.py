@@ -14,7 +14,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from arm_matrix import Loop, working_poses
 from conftest import REPO, flat
 from held_arm import ARMS, DIRECTIONS, cartesian_targets, enter, impedance_target, load, push
-from robo_dynamics.control.settings import hold_rates, within_bounds
+from robo_dynamics.control.hold import hold_rates, within_bounds
 from robo_dynamics.ros.parameter_tables import DYNAMICS_NODE
 from ros_harness import Loop as RosLoop, closed_loop_nodes
 

@@ -227,7 +227,7 @@ def test_collision_reaction_hold_leaves_the_motion_and_reset_observer_releases_i
     assert ctrl.counts["collisions"] == 1
     event = ctrl.reset_observer()
     assert event.kind == "observer_reset" and ctrl.mode == GRAVITY
-    assert np.isnan(ctrl.observer.residual).all()
+    assert np.isnan(ctrl.external.observer.residual).all()
 
 
 def test_without_reaction_a_collision_is_reported_and_tracking_goes_on():
