@@ -135,7 +135,73 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
             [(t - start, e) for t, e in events if e.kind not in NOT_SHOWN], observed)
 
 
+class Outcome:
+    """What the phases gave, as they run: the table's records and results, the phases
+    NOT as expected, the contact figures, what the plots draw, the time simulated and the
+    wall time it took [s]."""
+
+    def __init__(self):
+        self.records, self.results, self.contacts, self.failed = {}, {}, {}, 0
+        self.simulated = self.wall = 0.0
+        self.pushed = self.identified = self.held = self.linkage = None
+
+    def timed(self, observed):
+        self.simulated += observed["simulated"]
+        self.wall += observed["wall"]
+
+    def judged(self, ok, label, sentence):
+        self.failed += not ok
+        print(f"  {label}: {sentence}")
+
+
 def main(argv=None):
+    args, selected = _arguments(argv)
+    isolate(args.domain_id)
+    import rclpy
+    from .. import load_robot
+    urdf = urdf_path()
+    robot = load_robot(urdf)
+    _introduce(robot, urdf, args)
+    rclpy.init()
+    outcome = Outcome()
+    try:
+        for phase in selected:
+            print(f"phase: {phase.name}", flush=True)
+            if phase.whole_arm:        # three runs of its own; not in the table
+                _whole_arm_phase(outcome, phase, urdf, args, _progress)
+            elif phase.linkage and args.free_running:
+                print("  not run free-running: the phase is written for lockstep (its two "
+                      "runs paused and timed on simulated time), and a step of the node on a "
+                      "linkage (about 0.8 ms here, BENCHMARKS.md 3e) leaves little of a 2 ms "
+                      "period; in lockstep it takes the time it needs")
+            elif phase.linkage:        # the palletizer, two runs of its own; not in the table
+                _linkage_phase(outcome, phase, args, _progress)
+            else:
+                _arm_phase(outcome, phase, robot, urdf, args, _progress)
+    except KeyboardInterrupt:
+        print("\ninterrupted: processes stopped")
+        return 130
+    finally:
+        rclpy.try_shutdown()
+    print_table(outcome.results)
+    if outcome.wall > 0.0:
+        print(f"\nreal-time factor {outcome.simulated / outcome.wall:.2f}: "
+              f"{outcome.simulated:.1f} s simulated in {outcome.wall:.1f} s of wall time "
+              "(the loop's, start-up and plots apart)")
+    outcome.failed += summary(outcome.results, outcome.contacts, args.engine)
+    _plots(outcome, selected, pathlib.Path(args.output).resolve())
+    if outcome.failed:
+        print(f"{outcome.failed} phase(s) NOT as expected")
+    return 1 if outcome.failed else 0
+
+
+def _progress(text):
+    """A progress line, overwritten by the next."""
+    print(text, end="\r", flush=True)
+
+
+def _arguments(argv):
+    """(the parsed arguments, the phases chosen)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=6.0, help="seconds per phase")
     parser.add_argument("--rate", type=float, default=500.0,
@@ -160,11 +226,11 @@ def main(argv=None):
         parser.error(f"--phases: comma-separated numbers from 1 to {len(PHASES)}")
     if args.domain_id is not None and not 0 <= args.domain_id <= 101:
         parser.error("--domain-id: from 0 to 101")
-    isolate(args.domain_id)
-    import rclpy
-    from .. import load_robot
-    urdf = urdf_path()
-    robot = load_robot(urdf)
+    return args, selected
+
+
+def _introduce(robot, urdf, args):
+    """The loop and the plant, in two lines."""
     print(f"closed loop on '{robot.name}' ({urdf}): sim_arm at {args.rate:.0f} Hz "
           + ("(free-running), " if args.free_running else "(lockstep, simulated time), ")
           + f"dynamics_node (pinocchio, cross-checked by rnea), {args.duration:.0f} s per phase; "
@@ -179,108 +245,82 @@ def main(argv=None):
              f"{DRIVE_ARMATURE} kg·m², which the node is told)" if args.engine == "mujoco"
              else "")
           + "; no obstacle")
-    rclpy.init()
-    records, results, failed, contacts, pushed = {}, {}, 0, {}, None
-    simulated = wall = 0.0         # s: simulated time and the wall time it took
-    identified_result = held = linkage = None
-    try:
-        for phase in selected:
-            print(f"phase: {phase.name}", flush=True)
-            if phase.whole_arm:        # three runs of its own; not in the table
-                observed = run_whole_arm(phase, urdf, args.rate, args.engine,
-                                         not args.free_running,
-                                         pathlib.Path(args.output).resolve().parent,
-                                         lambda text: print(text, end="\r", flush=True))
-                simulated += observed["simulated"]
-                wall += observed["wall"]
-                ok, sentence = whole_arm_verdict(observed)
-                failed += not ok
-                print(f"\n  written beside the plots: {observed['plant'].name} (the plant), "
-                      f"{observed['identified'].name} (identified)")
-                print(f"  verdict: {sentence}")
-                continue
-            if phase.linkage and args.free_running:
-                print("  not run free-running: the phase is written for lockstep (its two "
-                      "runs paused and timed on simulated time), and a step of the node on a "
-                      "linkage (about 0.8 ms here, BENCHMARKS.md 3e) leaves little of a 2 ms "
-                      "period; in lockstep it takes the time it needs")
-                continue
-            if phase.linkage:          # the palletizer, two runs of its own; not in the table
-                linkage = run_linkage(phase, args.rate, not args.free_running,
-                                      lambda text: print(text, end="\r", flush=True))
-                simulated += linkage["simulated"]
-                wall += linkage["wall"]
-                print("\n" + "\n".join(linkage_table(linkage, linkage["names"])))
-                ok, sentence = linkage_verdict(linkage)
-                failed += not ok
-                print(f"  verdict: {sentence}")
-                continue
-            t, q, tau, events, observed = run_phase(
-                phase, urdf, args.rate, args.duration,
-                lambda text: print(text, end="\r", flush=True), args.engine,
-                not args.free_running)
-            simulated += observed["simulated"]
-            wall += observed["wall"]
-            print()
-            for at, event in events:
-                print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
-            records[phase.name] = (phase.track, t, q, tau)
-            results[phase.name] = summarise(phase, t, q, tau, robot.effort_limit)
-            if phase.cartesian:
-                ok, sentence, compliant = compliance_verdict(observed, events)
-                held = (observed, compliant)
-            else:
-                ok, sentence = verdict(phase, results[phase.name], events)
-            seen, contact_sentence, figures = contact_verdict(phase, observed, 1.0 / args.rate)
-            contacts[phase.name] = figures
-            failed += not (ok and seen)
-            print(f"  verdict: {sentence}")
-            print(f"  external torques: {contact_sentence}")
-            if phase.guess_kg is not None:
-                identified_result = observed["identified"]
-                found, sentence = identification_verdict(phase, observed)
-                failed += not found
-                print(f"  identification: {sentence}")
-            if phase.push:
-                pushed = observed
-            if phase.action:
-                done, sentence = action_verdict(observed["action"])
-                failed += not done
-                print(f"  action: {sentence}")
-    except KeyboardInterrupt:
-        print("\ninterrupted: processes stopped")
-        return 130
-    finally:
-        rclpy.try_shutdown()
-    print_table(results)
-    if wall > 0.0:
-        print(f"\nreal-time factor {simulated / wall:.2f}: {simulated:.1f} s simulated in "
-              f"{wall:.1f} s of wall time (the loop's, start-up and plots apart)")
-    failed += summary(results, contacts, args.engine)
-    identified = [p for p in selected if p.guess_kg is not None]
-    path = pathlib.Path(args.output).resolve()
+
+
+def _whole_arm_phase(outcome, phase, urdf, args, progress):
+    """The whole arm identified (whole_arm.py) and its verdict."""
+    observed = run_whole_arm(phase, urdf, args.rate, args.engine, not args.free_running,
+                             pathlib.Path(args.output).resolve().parent, progress)
+    outcome.timed(observed)
+    ok, sentence = whole_arm_verdict(observed)
+    print(f"\n  written beside the plots: {observed['plant'].name} (the plant), "
+          f"{observed['identified'].name} (identified)")
+    outcome.judged(ok, "verdict", sentence)
+
+
+def _linkage_phase(outcome, phase, args, progress):
+    """The palletizer, loop modelled and cut (linkage.py): its table and verdict."""
+    linkage = outcome.linkage = run_linkage(phase, args.rate, not args.free_running,
+                                            progress)
+    outcome.timed(linkage)
+    print("\n" + "\n".join(linkage_table(linkage, linkage["names"])))
+    ok, sentence = linkage_verdict(linkage)
+    outcome.judged(ok, "verdict", sentence)
+
+
+def _arm_phase(outcome, phase, robot, urdf, args, progress):
+    """One phase on the arm (run_phase): its events, verdicts and table row."""
+    t, q, tau, events, observed = run_phase(phase, urdf, args.rate, args.duration, progress,
+                                            args.engine, not args.free_running)
+    outcome.timed(observed)
+    print()
+    for at, event in events:
+        print(f"  event at t = {at:+.2f} s ({event.kind}): {event.message}")
+    outcome.records[phase.name] = (phase.track, t, q, tau)
+    result = outcome.results[phase.name] = summarise(phase, t, q, tau, robot.effort_limit)
+    if phase.cartesian:
+        ok, sentence, compliant = compliance_verdict(observed, events)
+        outcome.held = (observed, compliant)
+    else:
+        ok, sentence = verdict(phase, result, events)
+    seen, contact_sentence, figures = contact_verdict(phase, observed, 1.0 / args.rate)
+    outcome.contacts[phase.name] = figures
+    outcome.failed += not (ok and seen)
+    print(f"  verdict: {sentence}")
+    print(f"  external torques: {contact_sentence}")
+    if phase.guess_kg is not None:
+        outcome.identified = observed["identified"]
+        found, sentence = identification_verdict(phase, observed)
+        outcome.judged(found, "identification", sentence)
+    if phase.push:
+        outcome.pushed = observed
+    if phase.action:
+        done, sentence = action_verdict(observed["action"])
+        outcome.judged(done, "action", sentence)
+
+
+def _plots(outcome, selected, path):
+    """The plots of what ran, each path printed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if plot(records, path):
+    if plot(outcome.records, path):
         print(f"plot: {path}")
-    if identified_result is not None and identified_result.success:
+    identified = [p for p in selected if p.guess_kg is not None]
+    if outcome.identified is not None and outcome.identified.success:
         payload_plot = path.with_name(path.stem + "_payload.png")
-        plot_payload(identified[0], identified_result, payload_plot)
+        plot_payload(identified[0], outcome.identified, payload_plot)
         print(f"plot: {payload_plot}")
-    if pushed is not None and len(pushed["t"]):
+    if outcome.pushed is not None and len(outcome.pushed["t"]):
         external = path.with_name(path.stem + "_external_torques.png")
-        plot_external(pushed, external)
+        plot_external(outcome.pushed, external)
         print(f"plot: {external}")
-    if held is not None and held[1]:
+    if outcome.held is not None and outcome.held[1]:
         tip = path.with_name(path.stem + "_cartesian.png")
-        plot_compliance(*held, tip)
+        plot_compliance(*outcome.held, tip)
         print(f"plot: {tip}")
-    if linkage is not None:
+    if outcome.linkage is not None:
         closed = path.with_name(path.stem + "_linkage.png")
-        plot_linkage(linkage, linkage["names"], closed)
+        plot_linkage(outcome.linkage, outcome.linkage["names"], closed)
         print(f"plot: {closed}")
-    if failed:
-        print(f"{failed} phase(s) NOT as expected")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -42,6 +42,45 @@ def load_robot(source, base_link=None, tip_link=None, gravity=STANDARD_GRAVITY,
     tree.require_link(base_link, "base_link")
     tip_link = tip_link or tree.default_tip(base_link)
     tree.require_link(tip_link, "tip_link")
+    path = _chain(tree, base_link, tip_link)
+    bodies = [joint for joint in path if joint.type in MOVABLE]
+    coupling = _Coupling(tree, bodies)
+    columns, members, tip, notes = _body_columns(tree, path, bodies, strict)
+    notes = list(coupling.notes) + notes
+    _check_every_joint_moves_mass(coupling.coordinates, coupling, columns)
+    body_names = {joint.name for joint in bodies}
+    locked = tuple(sorted(
+        joint.name for joint in tree.joints_below(bodies[0].child)
+        if joint.type in MOVABLE and joint.name not in body_names))
+    for note in notes:
+        warnings.warn(note, ModelWarning, stacklevel=2)
+    coordinates = coupling.coordinates
+    return RobotModel(
+        name=robot.name or "robot",
+        base_link=base_link,
+        tip_link=tip_link,
+        joint_names=tuple(joint.name for joint in coordinates),
+        joint_types=tuple(joint.type for joint in coordinates),
+        body_links=tuple(joint.child for joint in bodies),
+        body_joints=tuple(joint.name for joint in bodies),
+        body_types=tuple(joint.type for joint in bodies),
+        coupling=coupling.G,
+        coupling_offset=coupling.offset,
+        tip_rotation=tip[:3, :3],
+        tip_translation=tip[:3, 3],
+        gravity=gravity_vector(gravity),
+        locked_joints=locked,
+        body_members=tuple(members),
+        warnings=tuple(notes),
+        urdf_xml=dynamics_xml,
+        **{key: np.array(value, dtype=float) for key, value in columns.items()},
+        **_joint_columns(coordinates, bodies, coupling),
+    )
+
+
+def _chain(tree, base_link, tip_link):
+    """The joints from base_link to tip_link, each of a type the chain can hold, at least
+    one of them movable. URDFError naming the joint otherwise."""
     path = tree.path(base_link, tip_link)
     for joint in path:
         if joint.type in UNSUPPORTED:
@@ -50,20 +89,21 @@ def load_robot(source, base_link=None, tip_link=None, gravity=STANDARD_GRAVITY,
                 "and fixed joints are supported in the chain")
         if joint.type not in MOVABLE + ("fixed",):
             raise URDFError(f"joint '{joint.name}': unknown joint type '{joint.type}'")
-    bodies = [joint for joint in path if joint.type in MOVABLE]
-    if not bodies:
+    if not any(joint.type in MOVABLE for joint in path):
         raise URDFError(
             f"no movable joint between base_link '{base_link}' and tip_link '{tip_link}'")
-    coupling = _Coupling(tree, bodies)
-    coordinates = coupling.coordinates
+    return path
 
-    g = gravity_vector(gravity)
 
+def _body_columns(tree, path, bodies, strict):
+    """Each moving body's joint frame (in the body before it, through the fixed joints on
+    the path), axis, and its links' inertials lumped (ModelWarning notes for doubtful
+    ones): (columns, the links of each body, the tip's frame in the last body (4, 4),
+    notes)."""
     body_names = {joint.name for joint in bodies}
-    notes = list(coupling.notes)
+    notes, members = [], []
     columns = {key: [] for key in (
         "origin_rotation", "origin_translation", "axis", "mass", "com", "inertia")}
-    members = []
     T_prev = np.eye(4)  # body i−1 (or base) → current link, through fixed joints on the path
     for joint in path:
         T_origin = origin_transform(joint.origin)
@@ -83,34 +123,7 @@ def load_robot(source, base_link=None, tip_link=None, gravity=STANDARD_GRAVITY,
         columns["com"].append(com)
         columns["inertia"].append(inertia)
         T_prev = np.eye(4)
-    _check_every_joint_moves_mass(coordinates, coupling, columns)
-    per_joint = _joint_columns(coordinates, bodies, coupling)
-    locked = tuple(sorted(
-        joint.name for joint in tree.joints_below(bodies[0].child)
-        if joint.type in MOVABLE and joint.name not in body_names))
-    for note in notes:
-        warnings.warn(note, ModelWarning, stacklevel=2)
-    return RobotModel(
-        name=robot.name or "robot",
-        base_link=base_link,
-        tip_link=tip_link,
-        joint_names=tuple(joint.name for joint in coordinates),
-        joint_types=tuple(joint.type for joint in coordinates),
-        body_links=tuple(joint.child for joint in bodies),
-        body_joints=tuple(joint.name for joint in bodies),
-        body_types=tuple(joint.type for joint in bodies),
-        coupling=coupling.G,
-        coupling_offset=coupling.offset,
-        tip_rotation=T_prev[:3, :3],
-        tip_translation=T_prev[:3, 3],
-        gravity=g,
-        locked_joints=locked,
-        body_members=tuple(members),
-        warnings=tuple(notes),
-        urdf_xml=dynamics_xml,
-        **{key: np.array(value, dtype=float) for key, value in columns.items()},
-        **per_joint,
-    )
+    return columns, members, T_prev, notes
 
 
 class _Coupling:
