@@ -17,7 +17,6 @@ so q̇ = B v̇ and q̈ = B v̈ + c, with B the velocity transformation (I on v's
 the independent coordinates (eq. 10, its Q^u = −h_u).
 """
 
-import math
 
 import numpy as np
 

@@ -12,7 +12,7 @@ import pytest
 from robo_dynamics.backends.pinocchio_closed_chain import PinocchioClosedChain
 from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.backends.cross_check import cross_check_closed_chain
-from palletizer import G, MOTORS, PARAMETERS, URDF, closed, holding_torque
+from palletizer import MOTORS, PARAMETERS, URDF, closed, holding_torque
 
 @pytest.fixture(scope="module")
 def chain():
