@@ -8,10 +8,11 @@ import dataclasses
 import numpy as np
 
 from ..errors import ArgumentError
+from ..model.joint_limits import JointLimits
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class MotorModel:
+class MotorModel(JointLimits):
     """The motors of a closed mechanism as a controller sees them: names, limits and
     friction per motor (the URDF's), the tool link, gravity [m/s², base frame]; the
     mechanism itself (`mechanism`, a ClosedChain) and its URDF, from which solvers are made;
@@ -22,12 +23,6 @@ class MotorModel:
     tip_link: str
     joint_names: tuple
     joint_types: tuple
-    lower: np.ndarray
-    upper: np.ndarray
-    velocity_limit: np.ndarray
-    effort_limit: np.ndarray
-    damping: np.ndarray
-    friction: np.ndarray
     gravity: np.ndarray
     passive_joints: tuple
     mechanism: object
@@ -48,11 +43,6 @@ class MotorModel:
     @property
     def armature(self):
         return np.zeros(self.dof)
-
-    @property
-    def limited(self):
-        """(k,) bool: the motors with a position range (finite, upper > lower)."""
-        return np.isfinite(self.lower) & np.isfinite(self.upper) & (self.upper > self.lower)
 
     def joint_index(self, name):
         return self.joint_names.index(name)
@@ -83,10 +73,8 @@ def motor_model(chain, tip_link, urdf_xml=""):
     return MotorModel(
         name=tree.name, base_link=tree.base_link, tip_link=tip_link,
         joint_names=tuple(chain.actuated_joints),
-        joint_types=tuple(tree.joint_types[i] for i in rows), lower=tree.lower[rows],
-        upper=tree.upper[rows], velocity_limit=tree.velocity_limit[rows],
-        effort_limit=tree.effort_limit[rows], damping=tree.damping[rows],
-        friction=tree.friction[rows], gravity=np.array(tree.gravity), passive_joints=passive,
+        joint_types=tuple(tree.joint_types[i] for i in rows), **tree.limits_of(rows),
+        gravity=np.array(tree.gravity), passive_joints=passive,
         mechanism=chain, urdf_xml=urdf_xml, body_links=tuple(tree.body_links[i] for i in drawn),
         body_joints=tuple(tree.joint_names[i] for i in drawn), mass=tree.mass[drawn],
         com=tree.com[drawn],

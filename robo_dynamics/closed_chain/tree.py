@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import URDFError
 from ..model.loader import (MOVABLE, check_inertial, joint_dynamics, joint_limits,
                             link_inertial, origin_transform, unit_axis)
+from ..model.joint_limits import JointLimits
 from ..model.robot_model import PRISMATIC, STANDARD_GRAVITY, gravity_vector
 from ..model.source import read_description
 from ..model.urdf_document import parse_urdf
@@ -28,7 +29,7 @@ BASE = -1      # the parent index of a body hanging from the base link
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class KinematicTree:
+class KinematicTree(JointLimits):
     """A kinematic tree; n = len(joint_names) bodies and coordinates (SI units).
 
     parent (n,) int: the body each body hangs from (BASE: the base link).
@@ -57,12 +58,6 @@ class KinematicTree:
     com: np.ndarray
     inertia: np.ndarray
     link_frames: dict
-    lower: np.ndarray
-    upper: np.ndarray
-    velocity_limit: np.ndarray
-    effort_limit: np.ndarray
-    damping: np.ndarray
-    friction: np.ndarray
     gravity: np.ndarray
     warnings: tuple = ()
 

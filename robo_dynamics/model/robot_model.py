@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import ArgumentError, URDFError
 from ..spatial.inertia import combine, physical_problems
+from .joint_limits import JointLimits
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 """Gravity [m/s²] in the base frame of an arm standing on the floor, z up."""
@@ -57,7 +58,7 @@ def _frozen(array):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class RobotModel:
+class RobotModel(JointLimits):
     """Constants of a serial chain from `base_link` to `tip_link`; n = len(joint_names)
     coordinates, n_b = len(body_links) bodies (n_b = n without mimic joints).
 
@@ -100,12 +101,6 @@ class RobotModel:
     tip_rotation: np.ndarray
     tip_translation: np.ndarray
     gravity: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    velocity_limit: np.ndarray
-    effort_limit: np.ndarray
-    damping: np.ndarray
-    friction: np.ndarray
     body_joints: tuple = ()        # default: joint_names (no mimic joints)
     body_types: tuple = ()         # default: joint_types
     coupling: np.ndarray = None    # default: identity
@@ -139,12 +134,6 @@ class RobotModel:
         object.__setattr__(self, "is_coupled", coupled)
 
     @property
-    def limited(self):
-        """(n,) bool: the coordinates with a position range (finite, upper > lower); a
-        continuous joint (±inf) or one whose URDF gives lower = upper has none."""
-        return np.isfinite(self.lower) & np.isfinite(self.upper) & (self.upper > self.lower)
-
-    @property
     def dof(self):
         """Number of coordinates n: the independent movable joints of the chain."""
         return len(self.joint_names)
@@ -165,9 +154,7 @@ class RobotModel:
         Limits, damping and friction of a mimic joint are its master's."""
         if not self.is_coupled:
             return self
-        master = np.argmax(np.abs(self.coupling), axis=1)
-        per_body = {key: np.asarray(getattr(self, key))[master] for key in (
-            "lower", "upper", "velocity_limit", "effort_limit", "damping", "friction")}
+        per_body = self.limits_of(np.argmax(np.abs(self.coupling), axis=1))   # masters
         return dataclasses.replace(
             self, joint_names=self.body_joints, joint_types=self.body_types,
             coupling=np.eye(self.body_count), coupling_offset=np.zeros(self.body_count),
