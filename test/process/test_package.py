@@ -301,6 +301,7 @@ def test_each_room_imports_only_the_rooms_below_it():
 def test_no_module_over_400_lines_and_no_room_over_a_fifth_of_the_package():
     sizes = {path: len(path.read_text().splitlines()) for path in PACKAGE_DIR.rglob("*.py")}
     assert max(sizes.values()) <= 410, max(sizes, key=sizes.get)
+    assert sizes[PACKAGE_DIR / "ros" / "dynamics_node" / "node.py"] <= 350   # the wiring
     total, rooms = sum(sizes.values()), {}
     for path, lines in sizes.items():
         parts = path.relative_to(PACKAGE_DIR).parts

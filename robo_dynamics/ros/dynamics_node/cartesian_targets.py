@@ -28,19 +28,20 @@ from .. import conversions
 
 
 class CartesianTargets:
-    """The four target subscriptions of `node` (a DynamicsNode)."""
+    """The four target subscriptions (made by `create_subscription`, the node's) over `live`
+    (live.py); parameter(name) reads a node parameter (cartesian.*)."""
 
-    def __init__(self, node):
-        self.node = node
+    def __init__(self, live, create_subscription, parameter):
+        self.live, self.parameter = live, parameter
         # the latest of each: pose (R_d, p_d) in the base frame (None: none yet), wrench
         # (6,), stiffness (6, 6) (None: the parameter's), posture (n,) (None: no pull)
         self.latest = {"pose": None, "wrench": np.zeros(6), "stiffness": None,
                        "posture": None}
-        node.create_subscription(PoseStamped, "~/target_pose", self.on_pose, 10)
-        node.create_subscription(WrenchStamped, "~/target_wrench", self.on_wrench, 10)
-        node.create_subscription(Float64MultiArray, "~/target_stiffness", self.on_stiffness,
+        create_subscription(PoseStamped, "~/target_pose", self.on_pose, 10)
+        create_subscription(WrenchStamped, "~/target_wrench", self.on_wrench, 10)
+        create_subscription(Float64MultiArray, "~/target_stiffness", self.on_stiffness,
                                  10)
-        node.create_subscription(JointState, "~/target_joint", self.on_joint, 10)
+        create_subscription(JointState, "~/target_joint", self.on_joint, 10)
 
     def on_pose(self, msg):
         def take():
@@ -70,8 +71,8 @@ class CartesianTargets:
                 raise ValueError(f"value {bad[0]} is {values[bad[0]]}: every value must be "
                                  "finite")
             K = np.diag(values) if values.size == 6 else values.reshape(6, 6)
-            top = np.asarray(self.node.get_parameter("cartesian.max_stiffness").value)
-            law = self.node.get_parameter("cartesian.law").value
+            top = np.asarray(self.parameter("cartesian.max_stiffness"))
+            law = self.parameter("cartesian.law")
             units = "1/s^2" if law == "operational_space" else "N/m, N·m/rad"
             if np.any(np.diag(K) > top):
                 raise ValueError(f"diagonal {np.diag(K).tolist()} [{units}] beyond "
@@ -82,7 +83,7 @@ class CartesianTargets:
 
     def on_joint(self, msg):
         def take():
-            names = self.node.model.joint_names
+            names = self.live.model.joint_names
             if not len(msg.position):
                 return {"posture": None}
             index = order_of(list(msg.name), names, "target_joint name")
@@ -95,9 +96,9 @@ class CartesianTargets:
         """Under the node's lock: `take` the message ({what it changes}; ValueError: refused
         with its reason), then, for a pose or while the tip is held, admit a new target; the
         change is kept only if that target is admitted (or none is due)."""
-        node = self.node
-        with node.lock:
-            controller = node.controller
+        live = self.live
+        with live.lock:
+            controller = live.controller
             if controller is None:
                 return
             try:
@@ -107,20 +108,20 @@ class CartesianTargets:
                     return
                 target = self._target(latest)
             except ValueError as exc:
-                node.report(controller.refuse(f"{what} refused: {exc}"))
+                live.report(controller.refuse(f"{what} refused: {exc}"))
                 return
             previous = controller.mode
-            event = controller.desire(target, node.now())
+            event = controller.desire(target, live.now())
             if event.kind == "tracking":                 # admitted: keep the change
                 self.latest = latest
             if event.kind != "tracking" or previous != target.mode:
-                node.report(event)
+                live.report(event)
 
     def _target(self, latest):
-        node, n = self.node, self.node.model.dof
+        n = self.live.model.dof
 
         def value(name):
-            return node.get_parameter(f"cartesian.{name}").value
+            return self.parameter(f"cartesian.{name}")
 
         def per_joint(name):             # one value for all joints, or n
             return np.resize(np.asarray(value(name), dtype=float), n)
@@ -135,18 +136,18 @@ class CartesianTargets:
     def _in_base(self, frame, R, p, what):
         """(R, p) given in `frame` → the base frame: base_link (or empty) as is; tip_link or
         a link of the chain relative to that link's pose at the last joint state."""
-        model = self.node.model
+        model = self.live.model
         if frame in ("", model.base_link):
             return R, p
         if frame != model.tip_link and frame not in model.body_links:
             raise ValueError(f"{what} frame_id '{frame}': expected '{model.base_link}', "
                              f"'{model.tip_link}' or a link of the chain "
                              f"({', '.join(model.body_links)})")
-        state = self.node.controller.measured_state()
+        state = self.live.controller.measured_state()
         if state is None:
             raise ValueError(f"no joint state yet to place frame '{frame}'")
         if frame == model.tip_link:
-            R_f, p_f = self.node.solver.tip_pose(state[0])
+            R_f, p_f = self.live.solver.tip_pose(state[0])
         else:
             kinematics = forward_kinematics(model, state[0][None])
             i = model.body_links.index(frame)

@@ -11,40 +11,41 @@ from .cartesian_targets import CartesianTargets
 
 
 class DesiredMotion:
-    """The two desired-motion subscriptions of `node` (a DynamicsNode)."""
+    """The two desired-motion subscriptions (made by `create_subscription`, the node's) over
+    `live` (live.py); parameter(name) reads a node parameter (the Cartesian targets')."""
 
-    def __init__(self, node):
-        self.node = node
-        node.create_subscription(JointTrajectory, "~/desired_trajectory", self.trajectory, 10)
-        node.create_subscription(JointState, "~/desired_state", self.set_point, 10)
-        self.cartesian = CartesianTargets(node)
+    def __init__(self, live, create_subscription, parameter):
+        self.live = live
+        create_subscription(JointTrajectory, "~/desired_trajectory", self.trajectory, 10)
+        create_subscription(JointState, "~/desired_state", self.set_point, 10)
+        self.cartesian = CartesianTargets(live, create_subscription, parameter)
 
     def trajectory(self, msg):
         """A desired trajectory: converted to a spline outside the node's lock (milliseconds
         for hundreds of points, which a joint state must not wait for), admitted under it."""
-        node = self.node
-        if node.controller is None:
+        live = self.live
+        if live.controller is None:
             return
-        now, names = node.now(), list(node.model.joint_names)
+        now, names = live.now(), list(live.model.joint_names)
         try:
             motion = conversions.trajectory_from_msg(msg, names, now)
         except ValueError as exc:
             motion, reason = None, f"desired trajectory rejected: {exc}"
-        with node.lock:
-            if motion is not None and list(node.model.joint_names) != names:
+        with live.lock:
+            if motion is not None and list(live.model.joint_names) != names:
                 motion, reason = None, ("desired trajectory rejected: the robot description "
                                         "changed while it was read")
-            node.report(node.controller.desire(motion, now) if motion is not None
-                        else node.controller.refuse(reason))
+            live.report(live.controller.desire(motion, now) if motion is not None
+                        else live.controller.refuse(reason))
 
     def set_point(self, msg):
-        node = self.node
-        with node.lock:
-            if node.controller is None:
+        live = self.live
+        with live.lock:
+            if live.controller is None:
                 return
             try:
-                motion = conversions.set_point_from_msg(msg, node.model.joint_names)
+                motion = conversions.set_point_from_msg(msg, live.model.joint_names)
             except ValueError as exc:
-                node.report(node.controller.refuse(f"desired state rejected: {exc}"))
+                live.report(live.controller.refuse(f"desired state rejected: {exc}"))
                 return
-            node.report(node.controller.desire(motion, node.now()))
+            live.report(live.controller.desire(motion, live.now()))

@@ -14,28 +14,33 @@ CLOCK_PERIOD = 0.25     # [s] of wall time between looks at a simulated clock
 
 
 class InputWatch:
-    """The two timers of a DynamicsNode (`node.lock` held while each decides)."""
+    """Two timers (`create_timer`: the node's, for its executor) over `live` (live.py),
+    its lock held while each decides; on_simulated_time() whether /clock drives the clock;
+    model_changes: the ModelChangeSchedule (a state the clock waits for is not a stop)."""
 
-    def __init__(self, node):
-        self.node = node
+    def __init__(self, live, create_timer, on_simulated_time, model_changes):
+        self.live, self.on_simulated_time = live, on_simulated_time
+        self.model_changes = model_changes
         self.clock_watch = ClockWatch()
-        node.create_timer(STALE_PERIOD, self.look_for_stale_input)
-        node.create_timer(CLOCK_PERIOD, self.look_at_the_clock,
-                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        create_timer(STALE_PERIOD, self.look_for_stale_input)
+        create_timer(CLOCK_PERIOD, self.look_at_the_clock,
+                     clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def look_for_stale_input(self):
-        with self.node.lock:
-            if self.node.controller is not None:
-                for event in self.node.controller.watch(self.node.now()):
-                    self.node.report(event)
+        live = self.live
+        with live.lock:
+            if live.controller is not None:
+                for event in live.controller.watch(live.now()):
+                    live.report(event)
 
     def look_at_the_clock(self):
-        if self.node.controller is None or not self.node.on_simulated_time():
+        live = self.live
+        if live.controller is None or not self.on_simulated_time():
             if self.clock_watch.last is not None:   # a simulated clock is watched afresh
                 self.clock_watch = ClockWatch()     # from its first tick
             return
-        event = self.clock_watch.update(self.node.now(), time.monotonic(),
-                                        self.node.model_changes.waiting_for)
+        event = self.clock_watch.update(live.now(), time.monotonic(),
+                                        self.model_changes.waiting_for)
         if event is not None:
-            with self.node.lock:
-                self.node.report(event)
+            with live.lock:
+                live.report(event)

@@ -1,20 +1,12 @@
 """dynamics_node: joint states in; the arm's torque command, gravity torques and Λ out.
 
-The wiring of the node; each job is a module of its own (reference: docs/node.md):
-    joint_states  a thread of its own (joint_state_thread.py), merged by name and stepped
-                  through the command stream (control/controller.py)
-    outputs.py    ~/commands, ~/commanded_torques, ~/gravity_torques, Λ, external torques,
-                  wrench and contact state, ~/events, ~/payload (each computed only for a
-                  subscriber); markers.py ~/markers, ~/tip_wrench; diagnostics.py
-    services.py   ~/inverse_dynamics, ~/forward_dynamics, ~/compute_dynamics, ~/set_payload,
-                  ~/set_contact_thresholds, ~/reset_observer, ~/check_trajectory
-    identification_action.py   ~/identify_payload, ~/identify_arm (arm_identification_action.py)
-    trajectory_action.py       ~/follow_joint_trajectory (control/follow_trajectory.py)
-    desired_motion.py ~/desired_trajectory, ~/desired_state, ~/target_* (cartesian_targets.py);
-    input_watch.py stale input, a stopped clock, robot_description topic if no parameter.
-Every control decision is the core's (control/); the node converts, holds parameters and
-publishes. It never crashes on what it receives: bad input is rejected, counted, reported.
-The node's lock serialises the joint-state thread, the main executor and the actions.
+The wiring of the node (reference: docs/node.md). Its parts are the files beside this one:
+the joint-state thread, outputs and markers, diagnostics, services, desired motions and
+Cartesian targets, the input watch, a linkage's passive joints; the actions are in
+ros/actions/. Every control decision is the core's (control/); the node converts, holds
+parameters and publishes. It never crashes on what it receives: bad input is rejected,
+counted, reported. The node's lock serialises the joint-state thread, the main executor
+and the actions.
 """
 
 import functools
@@ -56,6 +48,7 @@ from .closure_parameters import declare_closures, linkage_values
 from .desired_motion import DesiredMotion
 from .input_watch import InputWatch
 from .joint_state_thread import JointStateThread, state_time
+from .live import Live, live_field
 from .outputs import THROTTLE, Outputs
 from .passive_joints import PassiveJointStates
 from .services import DynamicsServices
@@ -71,11 +64,16 @@ def _exclusive(callback):
 
 
 class DynamicsNode(Lifecycle, Node):
-    """The live dynamics of one arm; see the module docstring for its interface."""
+    """The live dynamics of one arm (module docstring). controller (control/controller.py),
+    model, solver, checker: the Live view's (live.py), which the parts work on."""
+
+    controller, model, solver, checker = map(live_field, ("controller", "model", "solver",
+                                                          "checker"))
 
     def __init__(self, **kwargs):
         Node.__init__(self, "dynamics_node", **kwargs)     # the lifecycle: start_lifecycle
         self.lock = threading.RLock()
+        self.live = Live(self.lock, self.now, self.report)   # what the parts work on
         parameters.declare(self, parameters.DYNAMICS_NODE)
         declare_closures(self)       # a closed linkage's loop_closures.<name>.<field>
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -83,10 +81,8 @@ class DynamicsNode(Lifecycle, Node):
         self.health = NodeHealth()     # what /diagnostics reports (control/health.py)
         self.joint_states = None   # the joint-state thread, started at the end of __init__
         self.identification = self.trajectory_action = None  # the actions' threads (same)
-        self.controller = None     # the command stream (control/controller.py)
         self.cross_check = CrossCheckCycle()   # of the two backends, a step per state
         self.cross_check_off = None     # why there is no cross-check (no second backend)
-        self.model = self.solver = self.checker = None
         self.session = IdentificationSession()     # ~/identify_payload's
         self.model_changes = ModelChangeSchedule(self.commit_change)
         self._commanded_stamp = 0  # [ns] the stamp of the last state that gave a command
@@ -94,7 +90,8 @@ class DynamicsNode(Lifecycle, Node):
         self.background = background_executor("dynamics_node_background")
         self.outputs = Outputs(self)
         self.passive_joints = PassiveJointStates(self.outputs)
-        self.desired_motion = DesiredMotion(self)
+        self.desired_motion = DesiredMotion(self.live, self.create_subscription,
+                                            lambda name: self.get_parameter(name).value)
         self.service_handlers = DynamicsServices(self)
         self._periodic = {}
         self._restart_timers()
@@ -103,15 +100,15 @@ class DynamicsNode(Lifecycle, Node):
         self._publish_diagnostics()
         self.outputs.markers.publish(MarkerArray())
         serialize_message(ControllerEvent())    # loads its type support (first event later)
-        # depth 10: a node that falls behind skips to recent states; best effort, as sensor
-        # data is taken (a reliable reader would hold later states for a repair)
+        # depth 10, best effort: a node that falls behind skips to recent states (sensor data)
         self.joint_states = JointStateThread(
             self, JointState, "joint_states", self.on_joint_state,
             QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
             self.get_parameter("thread_priority").value)
         self.identification = IdentificationAction(self)
         self.trajectory_action = TrajectoryAction(self)
-        self.input_watch = InputWatch(self)     # stale input, a stopped simulated clock
+        self.input_watch = InputWatch(self.live, self.create_timer, self.on_simulated_time,
+                                      self.model_changes)
 
     def destroy_node(self):
         for part in ("identification", "trajectory_action", "joint_states"):
@@ -143,11 +140,10 @@ class DynamicsNode(Lifecycle, Node):
         self.wrench_damping = p["wrench_damping"]
         merger = JointStateMerger(base.joint_names, joint_names_of(base.urdf_xml))
         self.controller = core.Controller(self.solver, merger, self._settings(p))
-        names = [base.joint_names[i] for i in index]
-        log_lines(self.get_logger(), describe(base, p["backend"], names, self.solver,
-                                              self.controller.settings))
-        for link, (mass, com, inertia) in self.payloads.items():
-            self.outputs.publish_payload(link, mass, com, inertia, self._stamp_now())
+        log_lines(self.get_logger(), describe(base, p["backend"], [
+            base.joint_names[i] for i in index], self.solver, self.controller.settings))
+        for link, payload in self.payloads.items():
+            self.outputs.publish_payload(link, *payload, self._stamp_now())
 
     def _checked(self, built):
         """A SolverSet built (tens of ms: never under the lock), its missing checker told."""
