@@ -1,6 +1,6 @@
 """~/identify_arm (robo_dynamics_interfaces/IdentifyArm): the whole arm identified by driving
 it through an excitation (identification/arm_identification.py, consistent_parameters.py), served on
-the identification helper's node and threads (identification_action.py), one
+the identification helper's node and threads (identify_payload.py), one
 identification at a time.
 
 The goal's execute callback designs the excitation around the pose where the arm stands,
