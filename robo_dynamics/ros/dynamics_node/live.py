@@ -4,16 +4,23 @@ A part is built with this view, the ROS entities it needs made for it (a subscri
 timer factory, a parameter reader), and nothing else of the node: it can be built and tested
 with a Live of its own (test/node/test_node_parts.py)."""
 
+import functools
+
 
 class Live:
     """The node's state as the last configuration or model change left it (None before the
-    first): `controller` (control/controller.py), `model` and its `solver` and `checker`;
+    first): `controller` (control/controller.py), `model` and its `solver` and `checker`,
+    `urdf_model` (the chain as loaded, before payloads), `payloads` ({link: (mass, com,
+    inertia)}), `checking_solvers` (~/check_trajectory's, control/solver_set.py);
     `lock`, held by every callback while it touches them; now() the node's clock [s];
-    report(event) tells a controller Event (log and ~/events)."""
+    report(event) tells a controller Event (log and ~/events); failed(exc, what) counts and
+    logs a computation that raised (throttled)."""
 
-    def __init__(self, lock, now, report):
-        self.lock, self.now, self.report = lock, now, report
+    def __init__(self, lock, now, report, failed=None):
+        self.lock, self.now, self.report, self.failed = lock, now, report, failed
         self.controller = self.model = self.solver = self.checker = None
+        self.urdf_model = self.checking_solvers = None
+        self.payloads = {}
 
 
 def live_field(name):
@@ -21,3 +28,13 @@ def live_field(name):
     reading node.controller, node.model, ...)."""
     return property(lambda node: getattr(node.live, name),
                     lambda node, value: setattr(node.live, name, value))
+
+
+def exclusive(callback):
+    """A method run holding its object's `lock`: no two threads work on the node's state
+    at once."""
+    @functools.wraps(callback)
+    def locked(self, *args):
+        with self.lock:
+            return callback(self, *args)
+    return locked

@@ -138,39 +138,40 @@ def marker_array(header, model, tip_position, Lambda, tau_gravity, cartesian=())
     return MarkerArray(markers=markers + list(cartesian))
 
 
-def publish(node):
-    """~/markers and ~/tip_wrench of `node` (a DynamicsNode) at the latest state. The
-    dynamics under the node's lock (the solver is the joint-state thread's too); building
-    and publishing the messages, most of the time (about half a millisecond), outside it, so
-    that a joint state never waits for them."""
-    with node.lock:
-        if node.controller is None or not node.controller.running:
+def publish(live, outputs, clock, rate):
+    """~/markers and ~/tip_wrench (outputs: the node's Outputs) at the latest state of
+    `live` (live.py); clock: the node's rclpy Clock (the stamps); rate [Hz]: marker_rate,
+    > 0 (this runs on its timer; the Cartesian markers last three periods). The dynamics
+    under the lock (the solver is the joint-state thread's too); building and publishing
+    the messages, most of the time (about half a millisecond), outside it, so that a joint
+    state never waits for them."""
+    with live.lock:
+        if live.controller is None or not live.controller.running:
             return
         try:
-            (q, qd), model, solver = node.controller.measured_state(), node.model, node.solver
+            (q, qd), model, solver = live.controller.measured_state(), live.model, live.solver
             R_tip, p_tip = solver.tip_pose(q)
             result = solver.operational_space(q, np.zeros_like(q))
             tau_g = solver.gravity(q)
-            target = node.controller.cartesian_target()
+            target = live.controller.cartesian_target()
             F = None if target is None else target.commanded_wrench(
-                solver, q, qd, node.controller.last_state_time)
+                solver, q, qd, live.controller.last_state_time)
         except Exception as exc:
-            node.computation_failed(exc, "markers")
+            live.failed(exc, "markers")
             return
     try:
-        header = Header(stamp=node.get_clock().now().to_msg(), frame_id=model.base_link)
-        rate = node.get_parameter("marker_rate").value   # > 0: this runs on its timer
+        header = Header(stamp=clock.now().to_msg(), frame_id=model.base_link)
         cartesian = () if F is None or not np.all(np.isfinite(F)) else cartesian_markers(
             header, target.R_d, target.p_d, target.K, p_tip, F, lifetime=3.0 / rate)
         if np.all(np.isfinite(result.Lambda)):
-            node.outputs.markers.publish(marker_array(header, model, p_tip, result.Lambda,
+            outputs.markers.publish(marker_array(header, model, p_tip, result.Lambda,
                                                       tau_g, cartesian))
         force, torque = R_tip.T @ result.gravity_wrench[:3], R_tip.T @ result.gravity_wrench[3:]
         msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=model.tip_link))
         (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = force.tolist()
         (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = torque.tolist()
         if np.all(np.isfinite(result.gravity_wrench)):
-            node.outputs.tip_wrench.publish(msg)
+            outputs.tip_wrench.publish(msg)
     except Exception as exc:
-        with node.lock:
-            node.computation_failed(exc, "markers")
+        with live.lock:
+            live.failed(exc, "markers")

@@ -9,7 +9,6 @@ counted, reported. The node's lock serialises the joint-state thread, the main e
 and the actions.
 """
 
-import functools
 import sys
 import threading
 import time
@@ -48,32 +47,24 @@ from .closure_parameters import declare_closures, linkage_values
 from .desired_motion import DesiredMotion
 from .input_watch import InputWatch
 from .joint_state_thread import JointStateThread, state_time
-from .live import Live, live_field
+from .live import Live, exclusive, live_field
 from .outputs import THROTTLE, Outputs
 from .passive_joints import PassiveJointStates
 from .services import DynamicsServices
 
 
-def _exclusive(callback):
-    """Run a callback holding the node's lock: no two threads work on the node's state at once."""
-    @functools.wraps(callback)
-    def locked(self, *args):
-        with self.lock:
-            return callback(self, *args)
-    return locked
-
-
 class DynamicsNode(Lifecycle, Node):
     """The live dynamics of one arm (module docstring). controller (control/controller.py),
-    model, solver, checker: the Live view's (live.py), which the parts work on."""
+    the model, its solvers and payloads: the Live view's (live.py), which parts work on."""
 
-    controller, model, solver, checker = map(live_field, ("controller", "model", "solver",
-                                                          "checker"))
+    controller, model, solver, checker, urdf_model, payloads, checking_solvers = map(
+        live_field, ("controller", "model", "solver", "checker", "urdf_model", "payloads",
+                     "checking_solvers"))
 
     def __init__(self, **kwargs):
         Node.__init__(self, "dynamics_node", **kwargs)     # the lifecycle: start_lifecycle
         self.lock = threading.RLock()
-        self.live = Live(self.lock, self.now, self.report)   # what the parts work on
+        self.live = Live(self.lock, self.now, self.report, self.computation_failed)
         parameters.declare(self, parameters.DYNAMICS_NODE)
         declare_closures(self)       # a closed linkage's loop_closures.<name>.<field>
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -92,7 +83,10 @@ class DynamicsNode(Lifecycle, Node):
         self.passive_joints = PassiveJointStates(self.outputs)
         self.desired_motion = DesiredMotion(self.live, self.create_subscription,
                                             lambda name: self.get_parameter(name).value)
-        self.service_handlers = DynamicsServices(self)
+        self.service_handlers = DynamicsServices(
+            self.live, self.create_service, self.get_logger(),
+            lambda name: self.get_parameter(name).value, self.set_parameters_atomically,
+            self.apply_payload, self.background)
         self._periodic = {}
         self._restart_timers()
         self.start_lifecycle()     # lifecycle.py: managed, or configured and active now
@@ -157,12 +151,12 @@ class DynamicsNode(Lifecycle, Node):
         return controller_settings(values or parameters.read(self, parameters.DYNAMICS_NODE),
                                    self.model)
 
-    @_exclusive
+    @exclusive
     def _validate_parameters(self, changed):
         reason = parameters.validate_update(self, {p.name: p.value for p in changed}, self.model)
         return SetParametersResult(successful=reason is None, reason=reason or "")
 
-    @_exclusive
+    @exclusive
     def _apply_parameters(self, _changed):
         self._restart_timers()
         if self.controller is not None:
@@ -171,11 +165,13 @@ class DynamicsNode(Lifecycle, Node):
             self.wrench_damping = values["wrench_damping"]
 
     def _restart_timers(self):
+        rate = {name: self.get_parameter(f"{name}_rate").value
+                for name in ("cross_check", "marker", "diagnostics")}
         restart_timers(self, self._periodic, {
-            "cross_check": (self.get_parameter("cross_check_rate").value, self.cross_check.request),
-            "markers": (self.get_parameter("marker_rate").value, lambda: markers.publish(self)),
-            "diagnostics": (self.get_parameter("diagnostics_rate").value,
-                            self._publish_diagnostics)})
+            "cross_check": (rate["cross_check"], self.cross_check.request),
+            "markers": (rate["marker"], lambda: markers.publish(
+                self.live, self.outputs, self.get_clock(), rate["marker"])),
+            "diagnostics": (rate["diagnostics"], self._publish_diagnostics)})
 
     def _publish_diagnostics(self):
         diagnostics.publish(self, self.outputs.diagnostics)

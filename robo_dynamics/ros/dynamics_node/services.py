@@ -43,14 +43,14 @@ def answered(fill=None, *, locked=True):
     def handler(self, request, response):
         try:
             if locked:
-                with self.node.lock:
+                with self.live.lock:
                     message = fill(self, request, response)
             else:
                 message = fill(self, request, response)
         except ValueError as exc:
             return type(response)(success=False, message=str(exc) or type(exc).__name__)
         except Exception as exc:
-            self.node.get_logger().error(f"{fill.__name__} failed on a valid-looking "
+            self.logger.error(f"{fill.__name__} failed on a valid-looking "
                                          f"request:\n{traceback.format_exc()}")
             return type(response)(success=False,
                                   message=f"internal error ({type(exc).__name__}: {exc}); "
@@ -61,21 +61,28 @@ def answered(fill=None, *, locked=True):
 
 
 class DynamicsServices:
-    """The services of `node` (a DynamicsNode). Each handler is public: the service calls
-    it, and so may a test, with a request and an empty response."""
+    """dynamics_node's services over `live` (live.py), each made by `create_service` (the
+    node's). Each handler is public: the service calls it, and so may a test, with a
+    request and an empty response. logger: where a handler's bug is told; parameter(name):
+    a parameter's value; set_parameters(list): the node's set_parameters_atomically;
+    apply_payload(link, mass, com, inertia): the node's model change (its sentence);
+    background: the executor that checks trajectories off the command stream's thread."""
 
-    def __init__(self, node):
-        self.node = node
+    def __init__(self, live, create_service, logger, parameter, set_parameters,
+                 apply_payload, background):
+        self.live, self.logger, self.parameter = live, logger, parameter
+        self.set_parameters, self.apply_payload = set_parameters, apply_payload
+        self.background = background
         for kind, name in ((InverseDynamics, "inverse_dynamics"),
                            (ForwardDynamics, "forward_dynamics"),
                            (ComputeDynamics, "compute_dynamics"), (SetPayload, "set_payload"),
                            (SetContactThresholds, "set_contact_thresholds"),
                            (Trigger, "reset_observer"), (CheckTrajectory, "check_trajectory")):
-            node.create_service(kind, f"~/{name}", getattr(self, name))
+            create_service(kind, f"~/{name}", getattr(self, name))
 
     def _state(self, request, *fields):
         """(order, arrays in model order) from a request's joint_names and fields."""
-        model = self.node.model
+        model = self.live.model
         if model is None:
             raise ValueError("no robot description yet")
         names = list(request.joint_names)
@@ -87,7 +94,7 @@ class DynamicsServices:
 
     @answered
     def inverse_dynamics(self, request, response):
-        model, solver = self.node.model, self.node.solver
+        model, solver = self.live.model, self.live.solver
         order, (q, qd, qdd) = self._state(request, "positions", "velocities", "accelerations")
         f_tip, frame = None, "local_world_aligned"
         if request.use_tip_wrench:
@@ -109,16 +116,16 @@ class DynamicsServices:
     @answered
     def forward_dynamics(self, request, response):
         order, (q, qd, tau) = self._state(request, "positions", "velocities", "efforts")
-        solver = self.node.solver
+        solver = self.live.solver
         qdd = _finite(solver.forward_dynamics(q, qd, tau), "accelerations")
         response.joint_names = order
-        response.accelerations = _in_order(qdd, order, self.node.model).tolist()
+        response.accelerations = _in_order(qdd, order, self.live.model).tolist()
         if hasattr(solver, "closure_wrenches"):          # a closed linkage's loops
             _closure_wrenches(response, solver.closure_wrenches(q, qd, qdd))
 
     @answered
     def compute_dynamics(self, request, response):
-        model, solver = self.node.model, self.node.solver
+        model, solver = self.live.model, self.live.solver
         _, (q, qd) = self._state(request, "positions", "velocities")
         g = _finite(solver.gravity(q), "gravity")
         result = solver.operational_space(q)
@@ -142,17 +149,17 @@ class DynamicsServices:
         inertia = inertia_tensor(request.ixx, request.ixy, request.ixz, request.iyy,
                                  request.iyz, request.izz)
         com = [request.center_of_mass.x, request.center_of_mass.y, request.center_of_mass.z]
-        return self.node.apply_payload(request.link, request.mass, com, inertia)
+        return self.apply_payload(request.link, request.mass, com, inertia)
 
     @answered(locked=False)
     def set_contact_thresholds(self, request, response):
         """Set the two threshold parameters (validated like any parameter change; a joint
         not named keeps its thresholds)."""
-        node = self.node
-        with node.lock:
-            if node.controller is None:
+        live = self.live
+        with live.lock:
+            if live.controller is None:
                 raise ValueError("no robot description yet")
-            settings, names = node.controller.settings, node.model.joint_names
+            settings, names = live.controller.settings, live.model.joint_names
         order = list(request.joint_names) or list(names)
         unknown = [name for name in order if name not in names]
         if unknown or len(set(order)) != len(order):
@@ -163,7 +170,7 @@ class DynamicsServices:
         for field, target in (("contact_thresholds", contact),
                               ("collision_thresholds", collision)):
             target[index] = conversions.vector(getattr(request, field), len(order), field)
-        result = node.set_parameters_atomically([
+        result = self.set_parameters([
             Parameter("contact_thresholds", value=contact.tolist()),
             Parameter("collision_thresholds", value=collision.tolist())])
         if not result.successful:
@@ -172,11 +179,11 @@ class DynamicsServices:
 
     @answered
     def reset_observer(self, request, response):
-        node = self.node
-        if node.controller is None:
+        live = self.live
+        if live.controller is None:
             raise ValueError("no robot description yet")
-        event = node.controller.reset_observer()
-        node.report(event)
+        event = live.controller.reset_observer()
+        live.report(event)
         if event.kind != "observer_reset":
             raise ValueError(event.message)
         return event.message
@@ -185,24 +192,24 @@ class DynamicsServices:
     def check_trajectory(self, request, response):
         """Check the trajectory on a solver of its own (batched in-house inverse dynamics),
         outside the lock, on the node's background thread: the command stream goes on."""
-        node = self.node
-        with node.lock:
-            if node.controller is None:
+        live = self.live
+        with live.lock:
+            if live.controller is None:
                 raise ValueError("no robot description yet")
-            payloads, names = dict(node.payloads), node.model.joint_names
-            velocity_bound = node.controller.settings.velocity_bound
+            payloads, names = dict(live.payloads), live.model.joint_names
+            velocity_bound = live.controller.settings.velocity_bound
         margin = request.effort_margin or 1.0
         period = request.sample_period or DEFAULT_SAMPLE_PERIOD
         if request.payload_link:
             mass, com, inertia = conversions.payload_from_inertia(request.payload)
-            check_payload_mass(mass, node.get_parameter("max_payload_mass").value)
+            check_payload_mass(mass, self.parameter("max_payload_mass"))
             payloads[request.payload_link] = (mass, com, inertia)
         elif request.payload.m != 0.0:
             raise ValueError("a payload needs payload_link (empty: the payload in use)")
         trajectory = conversions.trajectory_from_msg(request.trajectory, names, 0.0)
-        result = node.background.submit(
-            check_trajectory, node.checking_solvers.solver(payloads), trajectory,
-            node.urdf_model.effort_limit, period, margin, MAX_CHECK_SAMPLES, None,
+        result = self.background.submit(
+            check_trajectory, live.checking_solvers.solver(payloads), trajectory,
+            live.urdf_model.effort_limit, period, margin, MAX_CHECK_SAMPLES, None,
             velocity_bound).result()
         response.feasible = result.feasible
         if result.violation is not None:
