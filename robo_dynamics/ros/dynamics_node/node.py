@@ -79,7 +79,7 @@ class DynamicsNode(Lifecycle, Node):
         self._commanded_stamp = 0  # [ns] the stamp of the last state that gave a command
         self.duplicates = 0        # states sent again by a simulation (not answered twice)
         self.background = background_executor("dynamics_node_background")
-        self.outputs = Outputs(self)
+        self.outputs = Outputs(self.create_publisher, self.get_clock(), self.get_logger())
         self.passive_joints = PassiveJointStates(self.outputs)
         self.desired_motion = DesiredMotion(self.live, self.create_subscription,
                                             lambda name: self.get_parameter(name).value)

@@ -38,15 +38,17 @@ EVENT_LEVEL = {core.INFO: ControllerEvent.INFO, core.WARN: ControllerEvent.WARN,
 
 
 class Outputs:
-    """The publishers of `node` and the messages reused on every cycle."""
+    """The node's publishers (made by `create_publisher`, the node's) and the messages
+    reused on every cycle; clock: the node's rclpy Clock (which drives it: the system's or
+    /clock); logger: where events are told."""
 
-    def __init__(self, node):
-        self.node = node
+    def __init__(self, create_publisher, clock, logger):
+        self.clock, self.logger = clock, logger
         # without rclpy's default QoS-event handlers: each is an entity the executor polls
         # on every message (BENCHMARKS.md, "Design measurements"); a subscriber with
         # incompatible QoS is still reported, by its own node
         output = self._output = functools.partial(
-            node.create_publisher,
+            create_publisher,
             event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
         self.command = output(Float64MultiArray, "~/commands", 10)
         self.command_state = output(JointState, "~/commanded_torques", 10)
@@ -59,11 +61,11 @@ class Outputs:
         self.contact = output(ContactState, "~/contact_state", 10)
         self.diagnostics = output(DiagnosticArray, "/diagnostics", 10)
         # events are rare and matter to whoever looks later: reliable, the last 20 kept
-        self.events = node.create_publisher(ControllerEvent, "~/events", QoSProfile(
+        self.events = create_publisher(ControllerEvent, "~/events", QoSProfile(
             depth=20, durability=DurabilityPolicy.TRANSIENT_LOCAL,
             reliability=ReliabilityPolicy.RELIABLE))
         # the payload in use, per link (the last PAYLOAD_DEPTH changes kept for late joiners)
-        self.payload = node.create_publisher(InertiaStamped, "~/payload", QoSProfile(
+        self.payload = create_publisher(InertiaStamped, "~/payload", QoSProfile(
             depth=PAYLOAD_DEPTH, durability=DurabilityPolicy.TRANSIENT_LOCAL,
             reliability=ReliabilityPolicy.RELIABLE))
         self._subscribed = dict.fromkeys((self.command, self.command_state, self.gravity,
@@ -95,7 +97,7 @@ class Outputs:
         outputs' subscriber counts and whether simulated time drives the clock."""
         self._subscribed = {pub: pub.get_subscription_count() > 0 for pub in self._subscribed}
         self._refreshed_at = now
-        clock = self.node.get_clock()
+        clock = self.clock
         self.system_time = (clock.clock_type != ClockType.STEADY_TIME
                             and not getattr(clock, "ros_time_is_active", False))
 
@@ -178,7 +180,7 @@ class Outputs:
     def report(self, event, mode, stamp):
         """Log a controller event (refusals throttled: a caller can send them as fast as it
         likes) and publish it on ~/events."""
-        logger = self.node.get_logger()     # one call site per severity (rclpy requires it)
+        logger = self.logger     # one call site per severity (rclpy requires it)
         if event.kind == "refused":
             logger.warning(event.message, throttle_duration_sec=THROTTLE)
         elif event.level == core.ERROR:
