@@ -120,13 +120,13 @@ class TrajectoryAction(HelperNode):
         except ft.GoalRefused as refused:
             return self._end(goal_handle, result, refused.code, f"refused: {refused}",
                              goal_handle.abort)
-        node = self.owner
+        node, live = self.owner, self.owner.live
         last_feedback = -math.inf        # [s] on the node's clock
         while not self.closing.is_set():
             period = 1.0 / node.get_parameter("action_monitor_rate").value
-            with node.lock:
+            with live.lock:
                 outcome = goal.outcome
-                now = node.now()
+                now = live.now()
                 if outcome is None and goal_handle.is_cancel_requested:
                     goal.cancel(now, self._deceleration())
                 due = outcome is None and not 0.0 <= now - last_feedback < period
@@ -146,7 +146,7 @@ class TrajectoryAction(HelperNode):
 
     def _admit(self, request):
         """The goal, admitted by the controller and tracked from now; GoalRefused."""
-        node, msg = self.owner, request.trajectory
+        live, msg = self.owner.live, request.trajectory
         if request.multi_dof_trajectory.joint_names or request.multi_dof_trajectory.points:
             raise ft.GoalRefused(ft.INVALID_JOINTS, "this arm has no multi-DOF joints: "
                                                     "multi_dof_trajectory must be empty")
@@ -154,25 +154,25 @@ class TrajectoryAction(HelperNode):
         points = [(seconds(p.time_from_start), p.positions, p.velocities, p.accelerations,
                    p.effort) for p in msg.points]
         stamp = seconds(msg.header.stamp)
-        with node.lock:
-            controller = node.controller
+        with live.lock:
+            controller = live.controller
             if controller is None:
                 raise ft.GoalRefused(ft.INVALID_GOAL, "no robot description yet")
-            names, payloads = list(node.model.joint_names), dict(node.payloads)
+            names, payloads = list(live.model.joint_names), dict(live.payloads)
             bound = controller.settings.effort_bound
-            now, current = node.now(), controller.desired_state(node.now())
+            now, current = live.now(), controller.desired_state(live.now())
         if current is None:
             raise ft.GoalRefused(ft.INVALID_GOAL, "no complete joint state yet")
         tolerances = self._tolerances(request, names)
         trajectory, efforts, _ = ft.plan(names, msg.joint_names, points, stamp, now, current)
         self._check_efforts(trajectory, efforts, payloads, bound, names)
-        with node.lock:         # planned again from the desired state of this very moment
-            now = node.now()
+        with live.lock:         # planned again from the desired state of this very moment
+            now = live.now()
             trajectory, efforts, first = ft.plan(names, msg.joint_names, points, stamp, now,
-                                                 node.controller.desired_state(now))
+                                                 live.controller.desired_state(now))
             goal = ft.TrajectoryGoal(trajectory, efforts, first, tolerances, names)
-            event = node.controller.desire(goal, now)
-        node.report(event)
+            event = live.controller.desire(goal, now)
+        live.report(event)
         if event.kind != "tracking":
             raise ft.GoalRefused(ft.INVALID_GOAL, event.message)
         return goal
@@ -181,11 +181,11 @@ class TrajectoryAction(HelperNode):
         """INVALID_GOAL unless the model torques along `trajectory`, plus the points'
         feed-forward `efforts` (or None), fit `bound` (the clamp's effort bounds) with
         `payloads`; on the node's background thread (its solver's)."""
-        node = self.owner
+        node, live = self.owner, self.owner.live
         shifted = Trajectory(0.0, trajectory.times, trajectory.positions,
                              trajectory.velocities, trajectory.accelerations)
         result = node.background.submit(
-            lambda: check_trajectory(node.checking_solvers.solver(payloads), shifted, bound,
+            lambda: check_trajectory(live.checking_solvers.solver(payloads), shifted, bound,
                                      CHECK_PERIOD, 1.0, MAX_CHECK_SAMPLES)).result()
         if not result.feasible:            # the reason names the time scale that fits
             raise ft.GoalRefused(ft.INVALID_GOAL, "the trajectory exceeds the arm's limits "

@@ -1,7 +1,7 @@
 """~/identify_arm (robo_dynamics_interfaces/IdentifyArm): the whole arm identified by driving
-it through an excitation (identification/arm_identification.py, consistent_parameters.py), served on
-the identification helper's node and threads (identify_payload.py), one
-identification at a time.
+it through an excitation (identification/arm_identification.py,
+consistent_parameters.py), served on the identification helper's node and threads
+(identify_payload.py), one identification at a time.
 
 The goal's execute callback designs the excitation around the pose where the arm stands,
 has the controller track it (its safety envelope, as any desired motion) while the
@@ -70,7 +70,7 @@ class ArmIdentification:
         return result
 
     def _run(self, goal_handle, goal, result):
-        node = self.owner
+        node, live = self.owner, self.owner.live
         period = goal.period or 10.0
         periods = goal.periods or 2
         share = goal.velocity_share or 0.5
@@ -79,24 +79,24 @@ class ArmIdentification:
             raise ValueError("period > 0, periods ≥ 2, 0 < velocity_share ≤ 1, harmonics ≤ "
                              "20, max_acceleration ≥ 0")
         require_solver()            # before the arm moves, not after its motion
-        if getattr(node.model, "mechanism", None) is not None:
+        if getattr(live.model, "mechanism", None) is not None:
             raise ValueError("whole-arm identification of a closed linkage is not written yet")
         if goal.apply and not node.get_parameter("allow_model_changes").value:
             raise ValueError("apply: model changes are disabled (allow_model_changes is false)")
-        with node.lock:                 # held where it stands while the motion is designed
-            state = None if node.controller is None else node.controller.measured_state()
+        with live.lock:                 # held where it stands while the motion is designed
+            state = None if live.controller is None else live.controller.measured_state()
             if state is None:
                 raise ValueError("no complete joint state yet")
             if node.session.recording is not None:
                 raise ValueError("an identification is recording already")
-            model, q0 = node.model, state[0]
+            model, q0 = live.model, state[0]
             if model.is_coupled or len(model.payloads):
                 raise ValueError("chains with mimic joints or payloads are not identified yet")
-            if not np.isfinite(node.controller.measured_torque()).all():
+            if not np.isfinite(live.controller.measured_torque()).all():
                 raise ValueError("the joint states carry no effort for every joint")
-            settings = node.controller.settings
-            event = node.controller.desire(SetPoint(q0, np.zeros_like(q0)), node.now())
-            node.report(event)
+            settings = live.controller.settings
+            event = live.controller.desire(SetPoint(q0, np.zeros_like(q0)), live.now())
+            live.report(event)
             if event.kind != "tracking":
                 raise ValueError(event.message)
         solver = make_solver(model, "pinocchio")       # this thread's own
@@ -104,16 +104,16 @@ class ArmIdentification:
         excitation, condition = ai.excitation_for(
             model, solver, base, q0, settings, period, goal.harmonics or 5, share,
             goal.max_acceleration or 10.0)
-        with node.lock:      # from where the hold keeps it (within MARGIN of the design's)
-            now, q_start = node.now(), node.controller.measured_state()[0]
+        with live.lock:      # from where the hold keeps it (within MARGIN of the design's)
+            now, q_start = live.now(), live.controller.measured_state()[0]
             if np.max(np.abs(q_start - q0)) > ai.MARGIN:
                 raise ValueError(f"the arm did not stay within {ai.MARGIN:g} rad of where it "
                                  "stood while the motion was designed")
             excitation.q0, excitation.start, excitation.periods = q_start, now, periods
             run = TimedRecording(now, periods * excitation.period)
             run.trajectory = excitation           # recorded while the controller tracks it
-            event = node.controller.desire(excitation, now)
-            node.report(event)
+            event = live.controller.desire(excitation, now)
+            live.report(event)
             if event.kind != "tracking":
                 raise ValueError(event.message)
             node.session.recording = run
@@ -123,7 +123,7 @@ class ArmIdentification:
             if not self._follow(goal_handle, run):
                 return self._end(goal_handle, result, "cancelled: the arm holds where it is",
                                  goal_handle.canceled)
-            with node.lock:
+            with live.lock:
                 if node.session.recording is run:
                     node.session.recording = None
             if run.interrupted:
@@ -143,7 +143,7 @@ class ArmIdentification:
                 result.applied = refused is None
                 message += f"; not applied: {refused}" if refused else "; applied"
         finally:
-            with node.lock:
+            with live.lock:
                 if node.session.recording is run:
                     node.session.recording = None
             if change is not None:
@@ -173,15 +173,16 @@ class ArmIdentification:
 
     def _follow(self, goal_handle, run):
         """Feedback until the recording's end; False when cancelled (the arm then holds)."""
-        node, feedback = self.owner, IdentifyArm.Feedback(duration=run.end - run.windows[0][0])
+        live = self.owner.live
+        feedback = IdentifyArm.Feedback(duration=run.end - run.windows[0][0])
         wake = threading.Event()
-        while max(run.seen, node.now() - LATE) <= run.end and not run.interrupted:
+        while max(run.seen, live.now() - LATE) <= run.end and not run.interrupted:
             if goal_handle.is_cancel_requested:
-                with node.lock:
-                    state = node.controller.measured_state()
+                with live.lock:
+                    state = live.controller.measured_state()
                     if state is not None:
-                        node.report(node.controller.desire(
-                            SetPoint(state[0], np.zeros_like(state[0])), node.now()))
+                        live.report(live.controller.desire(
+                            SetPoint(state[0], np.zeros_like(state[0])), live.now()))
                 return False
             feedback.elapsed = max(run.seen - run.windows[0][0], 0.0)
             feedback.samples = run.samples

@@ -127,34 +127,34 @@ class IdentificationAction(HelperNode):
         recording, the solver to fit with: the arm without a payload at goal.link, the payload
         in use at goal.link or None, (ScheduledChange per provisional payload, the result's)).
         ValueError with the reason."""
-        node, session = self.owner, self.owner.session
-        with node.lock:
-            controller, model = node.controller, node.model
+        node, live, session = self.owner, self.owner.live, self.owner.session
+        with live.lock:
+            controller, model = live.controller, live.model
             if controller is None:
                 raise ValueError("no robot description yet")
             session.check(goal, controller, model)
-            payloads = {k: v for k, v in node.payloads.items() if k != goal.link}
-            original = node.payloads.get(goal.link)
+            payloads = {k: v for k, v in live.payloads.items() if k != goal.link}
+            original = live.payloads.get(goal.link)
             q = controller.measured_state()[0]
             bound = controller.settings.velocity_bound
-        fit_solver = make_solver(model_with(node.urdf_model, payloads), "rnea")  # code
+        fit_solver = make_solver(model_with(live.urdf_model, payloads), "rnea")  # code
         changes = not goal.tare and node.get_parameter("allow_model_changes").value  # generation
         given = _given_poses(goal, model) if goal.poses.points else None        # unlocked
         poses = None if goal.duration else session.poses(goal, given, q, fit_solver, bound)
-        with node.lock:
-            now = node.now()
-            run = session.start(goal, node.controller.measured_state()[0], poses, now)
+        with live.lock:
+            now = live.now()
+            run = session.start(goal, live.controller.measured_state()[0], poses, now)
             if run.trajectory is None:
                 session.recording = run
                 return run, fit_solver, original, self._schedule(run, [])
             fault = session.too_fast(run.trajectory, bound, model.joint_names)
-            event = (node.controller.refuse(f"identification poses refused: {fault}") if fault
-                     else node.controller.desire(run.trajectory, now))
+            event = (live.controller.refuse(f"identification poses refused: {fault}") if fault
+                     else live.controller.desire(run.trajectory, now))
             if event.kind == "tracking":
                 session.recording = run
                 scheduled = self._schedule(
                     run, [end for _, end in run.windows[:-1]] if changes else [])
-        node.report(event)
+        live.report(event)
         if event.kind != "tracking":
             raise ValueError(event.message)
         return run, fit_solver, original, scheduled
@@ -186,22 +186,22 @@ class IdentificationAction(HelperNode):
 
     def _cancel(self, run):
         """Stop recording; when the arm was driven through poses, it holds where it is."""
-        node = self.owner
-        with node.lock:
+        node, live = self.owner, self.owner.live
+        with live.lock:
             if node.session.recording is not run:
                 return
             node.session.recording = None
             if run.trajectory is None:
                 return
-            q = node.controller.measured_state()[0]
-            event = node.controller.desire(SetPoint(q, np.zeros_like(q)), node.now())
-        node.report(event)
+            q = live.controller.measured_state()[0]
+            event = live.controller.desire(SetPoint(q, np.zeros_like(q)), live.now())
+        live.report(event)
 
     def _finish(self, run, fit_solver, goal, result, final):
         """Fit (or keep the tare), fill the result, apply through `final` if asked; the
         result's message. ValueError with the reason."""
-        node = self.owner
-        with node.lock:
+        node, live = self.owner, self.owner.live
+        with live.lock:
             if node.session.recording is run:
                 node.session.recording = None
         estimate = node.session.fit(run, fit_solver, goal,
@@ -213,7 +213,7 @@ class IdentificationAction(HelperNode):
         result.com_std.x, result.com_std.y, result.com_std.z = estimate.com_std.tolist()
         result.inertia_identified = estimate.inertia_identified
         result.condition_number = estimate.condition_number
-        result.joint_names = list(node.model.joint_names)
+        result.joint_names = list(live.model.joint_names)
         result.rms_before = estimate.rms_before.tolist()
         result.rms_after = estimate.rms_after.tolist()
         result.samples = estimate.samples
@@ -238,9 +238,9 @@ class IdentificationAction(HelperNode):
     def _restore(self, link, payload):
         """Put back the payload (mass, com, inertia) or none (None) at `link`, unless it is
         still the one in use."""
-        node = self.owner
-        with node.lock:
-            unchanged = node.payloads.get(link) is payload
+        node, live = self.owner, self.owner.live
+        with live.lock:
+            unchanged = live.payloads.get(link) is payload
         if not unchanged and node.get_parameter("allow_model_changes").value:
             node.apply_payload(link, *(payload or (0.0, np.zeros(3), np.zeros((3, 3)))))
 
