@@ -82,23 +82,55 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
     recorded at rest, the index of the pose each was held in (the fit then runs on the pose
     means; see the module docstring). ValueError when nothing can be identified, with the
     reason."""
-    model = solver.model
-    body, R, offset = model.payload_frame(link)
+    body, R, offset = solver.model.payload_frame(link)
     q, qd, qdd, tau_measured = (np.asarray(x, dtype=float) for x in (q, qd, qdd, tau_measured))
-    if not all(np.isfinite(x).all() for x in (q, qd, qdd, tau_measured)):
-        raise ValueError("the recorded states and torques must be finite")
-    if tare is None:
-        y = tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)
-    else:
-        tare = np.asarray(tare, dtype=float)
-        if tare.shape != tau_measured.shape or not np.isfinite(tare).all():
-            raise ValueError("the tare must be finite torques of the same states")
-        y = tau_measured - tare
+    y = _payload_torques(solver, q, qd, qdd, tau_measured, tare)
     Y = solver.joint_torque_regressor_batch(q, qd, qdd)[:, :, 10 * body:10 * body + 10]
     rows = Y.reshape(-1, 10)
     groups = _Groups(Y, y, pose)
-    rms_before = np.sqrt(np.mean(y ** 2, axis=0))
     reasons = []
+    count, condition = _identifiable(rows, estimate_inertia, reasons)
+    pi, std = groups.fit(count)
+    _check_mass(pi[0])
+    fitted = np.zeros(10)
+    if count == FULL:
+        mass, com, inertia, claimed = _full_body(pi, groups, reasons)
+    else:
+        pi, std = _point_mass_fit(pi, std, groups, rows, fitted)
+        mass, com, inertia, claimed = float(pi[0]), pi[1:4] / pi[0], np.zeros((3, 3)), False
+    fitted[:count] = pi
+    com_std = np.sqrt(std[1:4] ** 2 / mass ** 2 + (com * std[0] / mass) ** 2)  # first order
+    inertia_std = std[4:] if claimed else np.full(6, math.nan)
+    what = "mass, centre of mass and inertia" if claimed else "mass and centre of mass"
+    reasons.insert(0, f"identified {what} from {len(q)} states")
+    # from the body's frame to the link's: c = Rᵀ (c_body − offset), I = Rᵀ I_body R; the
+    # standard deviations through the same linear maps (first order, as independent)
+    com, com_std = R.T @ (com - offset), np.sqrt((R.T ** 2) @ com_std ** 2)
+    inertia_std = np.sqrt(_rotation_of_six(R) ** 2 @ inertia_std ** 2)
+    return PayloadEstimate(float(mass), com, R.T @ inertia @ R, float(std[0]), com_std,
+                           inertia_std, claimed, float(condition),
+                           np.sqrt(np.mean(y ** 2, axis=0)),
+                           np.sqrt(np.mean((y - Y @ fitted) ** 2, axis=0)), len(q),
+                           "; ".join(reasons))
+
+
+def _payload_torques(solver, q, qd, qdd, tau_measured, tare):
+    """(N, n) the torques the payload accounts for: measured minus the model's (or minus
+    the tare's, measured in the same states without it). ValueError if not finite."""
+    if not all(np.isfinite(x).all() for x in (q, qd, qdd, tau_measured)):
+        raise ValueError("the recorded states and torques must be finite")
+    if tare is None:
+        return tau_measured - solver.inverse_dynamics_batch(q, qd, qdd)
+    tare = np.asarray(tare, dtype=float)
+    if tare.shape != tau_measured.shape or not np.isfinite(tare).all():
+        raise ValueError("the tare must be finite torques of the same states")
+    return tau_measured - tare
+
+
+def _identifiable(rows, estimate_inertia, reasons):
+    """(how many of the 10 parameters these regressor rows identify, FULL or STATIC, and
+    the condition number of that fit); why not the inertia appended to `reasons`.
+    ValueError when not even the mass and centre of mass are."""
     count = FULL if estimate_inertia else STATIC
     if count == FULL:
         condition = _condition(rows[:, :FULL])
@@ -112,49 +144,38 @@ def identify_payload(solver, link, q, qd, qdd, tau_measured, tare=None,
         raise ValueError(f"mass and centre of mass not identifiable from these states "
                          f"(condition number {condition:.3g} > {MAX_CONDITION:g}): use "
                          "poses that turn the link in several directions against gravity")
-    pi, std = groups.fit(count)
-    _check_mass(pi[0])
-    claimed = count == FULL
-    if count == FULL:
-        mass, com, inertia = body_from_parameters(pi)
-        problems = physical_problems(mass, inertia)
-        doubt = None if problems else _doubtful_moments(pi, groups.covariance)
-        if problems or doubt:
-            reasons.append(f"the fitted inertia is not physical ({'; '.join(problems)}): "
-                           "mass and centre of mass only" if problems else
-                           f"inertia not identified: {doubt}; mass and centre of mass only")
-            # m and m c from the full fit: the inertia's torques, fitted there, do not bias
-            # them; a point mass in its place would, by several of their standard
-            # deviations where the payload's inertia is not small (benchmarks/
-            # identification_claims.py), and no test on these data tells a point mass apart
-            claimed = False
-            mass, com, inertia = float(pi[0]), pi[1:4] / pi[0], np.zeros((3, 3))
-    fitted = np.zeros(10)
-    if count == STATIC:
-        # the inertia about the origin is not fitted: take the payload's own as zero (a
-        # point mass at c), I_o = m (cᵀc E − c cᵀ), and refit m, m c with its torques
-        # removed (at rest they are zero; in motion they would bias m c); a few passes
-        for _ in range(POINT_MASS_PASSES if rows[:, STATIC:].any() else 0):
-            _check_mass(pi[0])
-            fitted[STATIC:] = inertial_parameters(pi[0], pi[1:4] / pi[0], np.zeros((3, 3)))[4:]
-            pi, std = groups.fit(STATIC, fitted)
+    return count, condition
+
+
+def _full_body(pi, groups, reasons):
+    """(mass, com, inertia, claimed) from the full fit π, body frame: the inertia claimed
+    only where it is physical and its moments resolved (else why, in `reasons`)."""
+    mass, com, inertia = body_from_parameters(pi)
+    problems = physical_problems(mass, inertia)
+    doubt = None if problems else _doubtful_moments(pi, groups.covariance)
+    if not (problems or doubt):
+        return mass, com, inertia, True
+    reasons.append(f"the fitted inertia is not physical ({'; '.join(problems)}): "
+                   "mass and centre of mass only" if problems else
+                   f"inertia not identified: {doubt}; mass and centre of mass only")
+    # m and m c from the full fit: the inertia's torques, fitted there, do not bias them; a
+    # point mass in its place would, by several of their standard deviations where the
+    # payload's inertia is not small (benchmarks/identification_claims.py), and no test on
+    # these data tells a point mass apart
+    return float(pi[0]), pi[1:4] / pi[0], np.zeros((3, 3)), False
+
+
+def _point_mass_fit(pi, std, groups, rows, fitted):
+    """(π, σ) of m and m c with the inertia about the origin not fitted: the payload's own
+    inertia taken as zero (a point mass at c), I_o = m (cᵀc E − c cᵀ), its torques removed
+    and m, m c refitted (at rest they are zero; in motion they would bias m c), a few
+    passes; `fitted` keeps I_o's six."""
+    for _ in range(POINT_MASS_PASSES if rows[:, STATIC:].any() else 0):
         _check_mass(pi[0])
-        mass, com = float(pi[0]), pi[1:4] / pi[0]
-        inertia = np.zeros((3, 3))
-    fitted[:count] = pi
-    rms_after = np.sqrt(np.mean((y - Y @ fitted) ** 2, axis=0))
-    com_std = np.sqrt(std[1:4] ** 2 / mass ** 2 + (com * std[0] / mass) ** 2)  # first order
-    inertia_std = std[4:] if claimed else np.full(6, math.nan)
-    what = "mass, centre of mass and inertia" if claimed else "mass and centre of mass"
-    reasons.insert(0, f"identified {what} from {len(q)} states")
-    # from the body's frame to the link's: c = Rᵀ (c_body − offset), I = Rᵀ I_body R; the
-    # standard deviations through the same linear maps (first order, as independent)
-    com, com_std = R.T @ (com - offset), np.sqrt((R.T ** 2) @ com_std ** 2)
-    inertia = R.T @ inertia @ R
-    inertia_std = np.sqrt(_rotation_of_six(R) ** 2 @ inertia_std ** 2)
-    return PayloadEstimate(float(mass), com, inertia, float(std[0]), com_std, inertia_std,
-                           claimed, float(condition), rms_before, rms_after, len(q),
-                           "; ".join(reasons))
+        fitted[STATIC:] = inertial_parameters(pi[0], pi[1:4] / pi[0], np.zeros((3, 3)))[4:]
+        pi, std = groups.fit(STATIC, fitted)
+    _check_mass(pi[0])
+    return pi, std
 
 
 def provisional_payload(solver, link, q, qd, qdd, tau_measured, com_guess=(0.0, 0.0, 0.0),
