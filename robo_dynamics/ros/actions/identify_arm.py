@@ -70,7 +70,34 @@ class ArmIdentification:
         return result
 
     def _run(self, goal_handle, goal, result):
-        node, live = self.owner, self.owner.live
+        """The goal checked, the arm held where it stands, the excitation designed there and
+        started, then recorded and fitted."""
+        period, periods, share = self._checked(goal)
+        model, q0, settings = self._hold_where_it_stands()
+        solver = make_solver(model, "pinocchio")       # this thread's own
+        excitation, condition = ai.excitation_for(
+            model, solver, ai.BaseParameters(model), q0, settings, period,
+            goal.harmonics or 5, share, goal.max_acceleration or 10.0)
+        run, change = self._start(excitation, q0, periods, goal.apply)
+        try:
+            ended, message = self._record_and_fit(goal_handle, goal, result, run, model,
+                                                  excitation, condition, change)
+        finally:
+            live, node = self.owner.live, self.owner
+            with live.lock:
+                if node.session.recording is run:
+                    node.session.recording = None
+            if change is not None:
+                node.model_changes.drop([change])    # nothing left to wait for
+        if ended is not None:                         # cancelled, interrupted, not fitted
+            return ended
+        result.success = result.applied or change is None
+        return self._end(goal_handle, result, message,
+                         goal_handle.succeed if result.success else goal_handle.abort)
+
+    def _checked(self, goal):
+        """(period [s], periods, velocity share) of the goal, its defaults applied;
+        ValueError with the reason where the goal or the node cannot run it."""
         period = goal.period or 10.0
         periods = goal.periods or 2
         share = goal.velocity_share or 0.5
@@ -79,11 +106,17 @@ class ArmIdentification:
             raise ValueError("period > 0, periods ≥ 2, 0 < velocity_share ≤ 1, harmonics ≤ "
                              "20, max_acceleration ≥ 0")
         require_solver()            # before the arm moves, not after its motion
-        if getattr(live.model, "mechanism", None) is not None:
+        if getattr(self.owner.live.model, "mechanism", None) is not None:
             raise ValueError("whole-arm identification of a closed linkage is not written yet")
-        if goal.apply and not node.get_parameter("allow_model_changes").value:
+        if goal.apply and not self.owner.get_parameter("allow_model_changes").value:
             raise ValueError("apply: model changes are disabled (allow_model_changes is false)")
-        with live.lock:                 # held where it stands while the motion is designed
+        return period, periods, share
+
+    def _hold_where_it_stands(self):
+        """(model, q0, settings): the arm held at q0, where it stands, while the motion is
+        designed. ValueError where it cannot be identified now."""
+        node, live = self.owner, self.owner.live
+        with live.lock:
             state = None if live.controller is None else live.controller.measured_state()
             if state is None:
                 raise ValueError("no complete joint state yet")
@@ -99,12 +132,13 @@ class ArmIdentification:
             live.report(event)
             if event.kind != "tracking":
                 raise ValueError(event.message)
-        solver = make_solver(model, "pinocchio")       # this thread's own
-        base = ai.BaseParameters(model)
-        excitation, condition = ai.excitation_for(
-            model, solver, base, q0, settings, period, goal.harmonics or 5, share,
-            goal.max_acceleration or 10.0)
-        with live.lock:      # from where the hold keeps it (within MARGIN of the design's)
+        return model, q0, settings
+
+    def _start(self, excitation, q0, periods, apply):
+        """(the recording, its model change or None): the excitation started from where the
+        hold keeps the arm (within MARGIN of the design's q0) and recorded."""
+        node, live = self.owner, self.owner.live
+        with live.lock:
             now, q_start = live.now(), live.controller.measured_state()[0]
             if np.max(np.abs(q_start - q0)) > ai.MARGIN:
                 raise ValueError(f"the arm did not stay within {ai.MARGIN:g} rad of where it "
@@ -117,40 +151,36 @@ class ArmIdentification:
             if event.kind != "tracking":
                 raise ValueError(event.message)
             node.session.recording = run
-            change = (node.model_changes.add(run.end + MODEL_CHANGE_DELAY) if goal.apply
-                      else None)
+            return run, (node.model_changes.add(run.end + MODEL_CHANGE_DELAY) if apply
+                         else None)
+
+    def _record_and_fit(self, goal_handle, goal, result, run, model, excitation, condition,
+                        change):
+        """Follow the recording to its end, fit it, apply the corrected chain if asked:
+        (the goal's ended result, None) where it ends early, else (None, the sentence)."""
+        if not self._follow(goal_handle, run):
+            return self._end(goal_handle, result, "cancelled: the arm holds where it is",
+                             goal_handle.canceled), None
+        with self.owner.live.lock:
+            if self.owner.session.recording is run:
+                self.owner.session.recording = None
+        if run.interrupted:
+            return self._end(goal_handle, result, interrupted_sentence(
+                run.interrupted, max(run.seen - run.windows[0][0], 0.0),
+                run.end - run.windows[0][0]), goal_handle.abort), None
         try:
-            if not self._follow(goal_handle, run):
-                return self._end(goal_handle, result, "cancelled: the arm holds where it is",
-                                 goal_handle.canceled)
-            with live.lock:
-                if node.session.recording is run:
-                    node.session.recording = None
-            if run.interrupted:
-                return self._end(goal_handle, result, interrupted_sentence(
-                    run.interrupted, max(run.seen - run.windows[0][0], 0.0),
-                    run.end - run.windows[0][0]), goal_handle.abort)
-            try:
-                corrected = self._fit(run, model, goal, result, excitation, condition)
-            except ValueError as exc:        # the arm has moved: not a refusal
-                return self._end(goal_handle, result, f"the fit failed after the motion: "
-                                 f"{exc}", goal_handle.abort)
-            message = (f"{result.identified} of {result.base_parameters} base parameters "
-                       f"identified; held out: {100 * result.identified_error_all:.1f} % "
-                       f"against the URDF's {100 * result.urdf_error_all:.1f} %")
-            if change is not None:
-                refused = self._apply(corrected, result, change)
-                result.applied = refused is None
-                message += f"; not applied: {refused}" if refused else "; applied"
-        finally:
-            with live.lock:
-                if node.session.recording is run:
-                    node.session.recording = None
-            if change is not None:
-                node.model_changes.drop([change])    # nothing left to wait for
-        result.success = result.applied or change is None
-        return self._end(goal_handle, result, message,
-                         goal_handle.succeed if result.success else goal_handle.abort)
+            corrected = self._fit(run, model, goal, result, excitation, condition)
+        except ValueError as exc:        # the arm has moved: not a refusal
+            return self._end(goal_handle, result, f"the fit failed after the motion: {exc}",
+                             goal_handle.abort), None
+        message = (f"{result.identified} of {result.base_parameters} base parameters "
+                   f"identified; held out: {100 * result.identified_error_all:.1f} % "
+                   f"against the URDF's {100 * result.urdf_error_all:.1f} %")
+        if change is not None:
+            refused = self._apply(corrected, result, change)
+            result.applied = refused is None
+            message += f"; not applied: {refused}" if refused else "; applied"
+        return None, message
 
     def _apply(self, corrected, result, change):
         """Schedule the corrected model (through `change`) if it predicts the held-out period
