@@ -41,69 +41,33 @@ NOT_SHOWN = ("started", "clock_stopped", "clock_resumed")
 
 
 def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
+    """One phase on the arm in sim_arm: (t, q, τ of the states judged, the events, what
+    else was observed)."""
     from .. import load_robot, make_solver
     robot = load_robot(urdf)
     solver = make_solver(robot, "pinocchio")       # the tip's pose, for the demo's side
     sup = Supervisor(phase, robot, rate, lockstep, [])     # there first: found at once
-    identified = outcome = None
+    outcome = None
     try:
         sup.processes[:] = start_processes(urdf, phase, rate, engine, lockstep,
                                            hold_expected=phase.expect == "hold")
         if lockstep:
             sup.found()
         began = time.monotonic()
-        if phase.guess_kg is not None:
-            # hold where the arm is from the first states (told a wrong payload, the arm
-            # would drift under gravity compensation), then the node finds the payload
-            sup.run_to(HOLD_AT)
-            from sensor_msgs.msg import JointState
-            sup.desire(sup.set_point_pub, JointState(name=sup.names,
-                                                     position=sup.measured().tolist()),
-                       "set-point")
-            sup.flowing(sup.run_to(START))
-            identified = identify(sup, phase, progress)
-            print()
-            now = sup.now()
-            event = sup.desire(sup.trajectory_pub,
-                               move_to(sup.names, sup.measured(), Q0, now, RETURN_SECONDS),
-                               "move back")
-            if event.kind != "tracking":
-                raise RuntimeError(f"phase '{phase.name}': {event.message}")
-            sup.run_to(now + RETURN_SECONDS + 0.5)
-        else:
-            sup.flowing(sup.run_to(START))
+        identified = _lead_up(sup, phase, progress)
         target = None
         if phase.cartesian:    # held where the tip is, by Cartesian impedance
             event, target = hold_tip(sup, solver)
             if event.kind != "tracking":
                 raise RuntimeError(f"phase '{phase.name}': {event.message}")
-        for attempt in range(3):
-            now = sup.now()
-            if not phase.track:
-                break
-            # as a supervisor would: send from the measured pose; if refused, re-send later
-            msg = trajectory_from(sup.names, sup.measured(), now, duration)
-            if phase.action:
-                event, follow = send_goal(sup, ending_at_rest(msg))
-            else:
-                event = sup.desire(sup.trajectory_pub, msg, "trajectory")
-            if event.kind == "tracking":
-                break
-            sup.run_to(now + 1.0)
+        now, msg, follow = _desire_motion(sup, phase, duration)
         lead_in, length = (0.0, compliance.SECONDS) if phase.cartesian else (LEAD_IN, duration)
         start = now + lead_in
         sup.log[:] = sup.log[-1:]
         sup.contact.clear()
-        push_at = LEAD_IN + 0.3 * duration if phase.push else None   # s after start
         report = lambda second: progress(f"  {phase.name}: {second - now:4.0f}/"
                                          f"{lead_in + length:.0f} s")
-        if phase.cartesian:
-            push_at = compliance.push_and_let_go(sup, solver, start, report)
-        elif push_at is not None:
-            sup.run_to(start + push_at, report)
-            sup.push(forearm_push(robot, PUSH_FORCE))
-            sup.run_to(start + push_at + PUSH_SECONDS, report)
-            sup.push(forearm_push(robot, 0.0))
+        push_at = _push(sup, phase, robot, solver, start, duration, report)
         sup.run_to(start + length, report)
         window = len(sup.log)          # the states the table and plots judge
         if phase.action:       # to its end: the last point, then at most constraints.goal_time
@@ -115,6 +79,74 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
     finally:
         stop_processes(sup.processes)
         sup.close()
+    return _observed(sup, window, start, phase, solver, target, {
+        "push_at": push_at, "identified": identified, "wall": wall, "action": outcome,
+        "simulated": start + length if lockstep else wall})
+
+
+def _lead_up(sup, phase, progress):
+    """Run to the phase's start; a phase that identifies its payload first holds the arm
+    where it is, lets the node find the payload and moves back: the identification's
+    result (None for the others)."""
+    if phase.guess_kg is None:
+        sup.flowing(sup.run_to(START))
+        return None
+    # hold where the arm is from the first states (told a wrong payload, the arm would drift
+    # under gravity compensation), then the node finds the payload
+    sup.run_to(HOLD_AT)
+    from sensor_msgs.msg import JointState
+    sup.desire(sup.set_point_pub, JointState(name=sup.names, position=sup.measured().tolist()),
+               "set-point")
+    sup.flowing(sup.run_to(START))
+    identified = identify(sup, phase, progress)
+    print()
+    now = sup.now()
+    event = sup.desire(sup.trajectory_pub,
+                       move_to(sup.names, sup.measured(), Q0, now, RETURN_SECONDS), "move back")
+    if event.kind != "tracking":
+        raise RuntimeError(f"phase '{phase.name}': {event.message}")
+    sup.run_to(now + RETURN_SECONDS + 0.5)
+    return identified
+
+
+def _desire_motion(sup, phase, duration):
+    """(now [s], the trajectory sent or None, the goal's follower or None): the phase's
+    motion sent from the measured pose, as a supervisor would; if refused, sent again
+    later (three tries)."""
+    msg = follow = None
+    for attempt in range(3):
+        now = sup.now()
+        if not phase.track:
+            break
+        msg = trajectory_from(sup.names, sup.measured(), now, duration)
+        if phase.action:
+            event, follow = send_goal(sup, ending_at_rest(msg))
+        else:
+            event = sup.desire(sup.trajectory_pub, msg, "trajectory")
+        if event.kind == "tracking":
+            break
+        sup.run_to(now + 1.0)
+    return now, msg, follow
+
+
+def _push(sup, phase, robot, solver, start, duration, report):
+    """The phase's push, if it has one: on the forearm for PUSH_SECONDS, or the Cartesian
+    phase's push at the tip and its letting go. When it came [s after start], or None."""
+    if phase.cartesian:
+        return compliance.push_and_let_go(sup, solver, start, report)
+    if not phase.push:
+        return None
+    push_at = LEAD_IN + 0.3 * duration
+    sup.run_to(start + push_at, report)
+    sup.push(forearm_push(robot, PUSH_FORCE))
+    sup.run_to(start + push_at + PUSH_SECONDS, report)
+    sup.push(forearm_push(robot, 0.0))
+    return push_at
+
+
+def _observed(sup, window, start, phase, solver, target, figures):
+    """(t, q, τ of the states judged from the start, the events shown, observed): the
+    supervisor's records, times from the phase's start [s]."""
     log, contact, truth, events = sup.log[:window], sup.contact, sup.truth, sup.events
     stamps = np.array([entry[0] for entry in log]) - start
     keep = stamps >= 0.0
@@ -123,9 +155,7 @@ def run_phase(phase, urdf, rate, duration, progress, engine, lockstep):
                 "estimate": np.array([c[2] for c in contact]),
                 "contact_threshold": contact[-1][3] if contact else None,
                 "truth_t": np.array([c[0] for c in truth]) - start,
-                "truth": np.array([c[1] for c in truth]), "push_at": push_at,
-                "identified": identified, "wall": wall, "action": outcome,
-                "simulated": start + length if lockstep else wall}
+                "truth": np.array([c[1] for c in truth]), **figures}
     if phase.cartesian:                # the tip's positions [m], base frame, and its target
         observed["tip"] = np.array([solver.tip_pose(entry[1])[1] for entry in log])[keep]
         observed["t_tip"] = stamps[keep]

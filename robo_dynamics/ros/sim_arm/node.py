@@ -84,6 +84,33 @@ class SimArmNode(Node):
         parameters.declare(self, parameters.SIM_ARM)
         declare_closures(self)       # a closed linkage's loop_closures.<name>.<field>
         p = linkage_values(self, parameters.read(self, parameters.SIM_ARM))
+        model, q0 = self._model_and_start(p)
+        self.arm = SimulatedArm(self._plant(model, q0, p), q0,
+                                command_timeout=p["command_timeout"], brakes=p["brakes"])
+        self.command_index = command_index(model, p["command_joints"])
+        self.model = model
+        self.names = list(model.joint_names)
+        self.rejected = 0
+        self.noise = p["effort_noise"]
+        self.rng = np.random.default_rng(p["noise_seed"] if p["noise_seed"] >= 0 else None)
+        self.pushing = False       # a wrench acted over the last published state
+        self.start = None          # clock time [s] at which simulated time was 0
+        self.epoch = None          # the same [ns], never shifted: the stamps' origin
+        self.period = 1.0 / p["publish_rate"]     # [s]
+        self.steps_per_period = max(1, round(self.period / self.arm.h))
+        self._lockstep_state(p)
+        self._entities(p)
+        self.get_logger().info(
+            f"simulating {model.name} on engine {p['engine']} ({model.dof} joints, "
+            f"{p['integrator']}, h = "
+            f"{self.arm.h} s, joint_states at {p['publish_rate']} Hz)"
+            + (f", unknown payload {p['payload_mass']} kg at {p['payload_link']}"
+               if model.payloads else ""))
+
+    @staticmethod
+    def _model_and_start(p):
+        """(the chain with its start-up payload, q0 (n,)) from the parameters; ValueError
+        for what they cannot give."""
         description = p["robot_description"] or p["robot_description_file"]
         if not description:
             raise ValueError("set robot_description or robot_description_file")
@@ -98,27 +125,14 @@ class SimArmNode(Node):
             p["initial_positions"], dtype=float)
         if q0.shape != (model.dof,) or not np.all(np.isfinite(q0)):
             raise ValueError(f"initial_positions needs {model.dof} finite values")
-        self.arm = SimulatedArm(self._plant(model, q0, p), q0,
-                                command_timeout=p["command_timeout"], brakes=p["brakes"])
-        self.command_index = command_index(model, p["command_joints"])
-        self.model = model
-        self.names = list(model.joint_names)
-        self.rejected = 0
-        self.noise = p["effort_noise"]
-        self.rng = np.random.default_rng(p["noise_seed"] if p["noise_seed"] >= 0 else None)
-        self.pub = self.create_publisher(JointState, "joint_states", 10)
-        self.pub_external = self.create_publisher(JointState, "~/external_joint_torques", 10)
-        self.pushing = False       # a wrench acted over the last published state
-        self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
-        self.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
-        self.start = None          # clock time [s] at which simulated time was 0
-        self.epoch = None          # the same [ns], never shifted: the stamps' origin
+        return model, q0
+
+    def _lockstep_state(self, p):
+        """What lockstep keeps between states (module docstring)."""
         self.lockstep = p["lockstep"]
         self.lockstep_timeout = p["lockstep_timeout"]
         self.lockstep_silence = p["lockstep_silence"]
         self.silent = False        # lockstep: the controller fell silent; time goes on
-        self.period = 1.0 / p["publish_rate"]     # [s]
-        self.steps_per_period = max(1, round(self.period / self.arm.h))
         self.awaiting = False      # lockstep: no command yet for the last state published
         self.published_at = -np.inf   # lockstep: time.monotonic() of the last publication
         self.first_sent = -np.inf     # … and of the last state's first
@@ -129,6 +143,13 @@ class SimArmNode(Node):
         self.last_out = None       # lockstep: (Clock, JointState) last published
         self.repeats = 0           # lockstep: states published again for want of a command
         self.paused_at = None      # supervised: the simulated time ~/paused last announced
+
+    def _entities(self, p):
+        """The node's publishers, subscriptions and timer."""
+        self.pub = self.create_publisher(JointState, "joint_states", 10)
+        self.pub_external = self.create_publisher(JointState, "~/external_joint_torques", 10)
+        self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
+        self.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
         if self.lockstep:
             self.epoch = 0
             self.pub_clock = self.create_publisher(Clock, "/clock", 10)
@@ -142,12 +163,6 @@ class SimArmNode(Node):
         tick = (self.period if not self.lockstep or self.min_wall_period > 0.0
                 else min(self.period * 10, self.lockstep_timeout / 4))
         self.create_timer(tick, self._lockstep_tick if self.lockstep else self._tick)
-        self.get_logger().info(
-            f"simulating {model.name} on engine {p['engine']} ({model.dof} joints, "
-            f"{p['integrator']}, h = "
-            f"{self.arm.h} s, joint_states at {p['publish_rate']} Hz)"
-            + (f", unknown payload {p['payload_mass']} kg at {p['payload_link']}"
-               if model.payloads else ""))
 
     @staticmethod
     def _plant(model, q0, p):
