@@ -93,7 +93,7 @@ def run_linkage(phase, rate, lockstep, progress):
     error from the held pose, then from the move, "move" [s] its start}."""
     from ..closed_chain import load_closed_chain
     from ..closed_chain.motor_model import motor_model
-    from ..ros.dynamics_node.closure_parameters import linkage_section, parameter_names
+    from ..ros.dynamics_node.closure_parameters import linkage_section
     urdf, params = linkage_files()
     section = linkage_section(params)
     chain = load_closed_chain(urdf, section)
@@ -101,19 +101,7 @@ def run_linkage(phase, rate, lockstep, progress):
     names = list(model.joint_names)
     observed = {"simulated": 0.0, "wall": 0.0, "names": names}
     for run in ("loop", "cut"):
-        sim = [*node_command("sim_arm", "--log-level", "warn"),
-               "-p", f"robot_description_file:={urdf}",
-               "-p", f"initial_positions:={list(LINKAGE['theta0'])}",
-               "-p", f"publish_rate:={rate}", "-p", "command_timeout:=0.1",
-               "-p", "engine:=mujoco", "-r", "effort_commands:=/dynamics_node/commands"]
-        for key, value in parameter_names(section).items():      # JSON: YAML's flow style
-            sim += ["-p", f"{key}:={json.dumps(value)}"]
-        if lockstep:
-            sim += ["-p", "lockstep:=true", "-p", "lockstep_supervised:=true",
-                    "-p", "lockstep_max_speed:=0.0", "-p", "lockstep_timeout:=0.5"]
-        node = [*node_command("dynamics_node", "--log-level", "warn"),
-                "-p", f"robot_description_file:={urdf}", "--params-file", str(params),
-                "-p", "marker_rate:=0.0", "-p", f"use_sim_time:={str(lockstep).lower()}"]
+        sim, node = _linkage_commands(urdf, params, section, rate, lockstep)
         sup = Supervisor(phase, model, rate, lockstep, [])
         cut = CutTree(sup, chain) if run == "cut" else None
         try:
@@ -123,27 +111,8 @@ def run_linkage(phase, rate, lockstep, progress):
                 sup.found(dynamics_node=cut is None,
                           publishers=() if cut is None else (cut.publisher,))
             began, simulated = time.monotonic(), sup.now()
-            sup.run_to(START)
-            held_from, first = sup.measured(), len(sup.log)
-            sup.run_to(START + LINKAGE_HOLD_SECONDS,
-                       lambda t: progress(f"  {run}: holding, {t:.0f} s"))
-            drift = sup.measured() - held_from
-            now = sup.now()
-            msg = pick_and_place(names, sup.measured(), now)
-            motion = trajectory_from_msg(msg, names, now)
-            if cut is None:
-                event = sup.desire(sup.trajectory_pub, msg, "pick-and-place")
-                if event.kind != "tracking":
-                    raise RuntimeError(f"phase '{phase.name}': {event.message}")
-            else:
-                cut.motion = motion
-            sup.run_to(now + 2 * LINKAGE_MOVE_SECONDS + 0.2,
-                       lambda t: progress(f"  {run}: pick and place, {t:.0f} s"))
-            t = np.array([entry[0] for entry in sup.log[first:]])
-            q = np.array([entry[1] for entry in sup.log[first:]])
-            error = q - np.array([motion.sample(s)[0] if s > now else held_from for s in t])
-            observed[run] = {"drift": drift, "error": np.abs(error[t > now]).max(axis=0),
-                             "t": t - START, "e": error, "move": now - START}
+            observed[run] = _hold_then_move(sup, phase, names, cut, lambda text, run=run:
+                                            progress(f"  {run}: {text}"))
             observed["simulated"] += sup.now() - simulated
             observed["wall"] += time.monotonic() - began
         finally:
@@ -151,6 +120,51 @@ def run_linkage(phase, rate, lockstep, progress):
             sup.close()
     progress(" " * 60)
     return observed
+
+
+def _linkage_commands(urdf, params, section, rate, lockstep):
+    """(sim_arm's command line, dynamics_node's) for the palletizer: MuJoCo's linkage with
+    its loop, the node from the shipped params file; in lockstep, supervised."""
+    from ..ros.dynamics_node.closure_parameters import parameter_names   # rclpy: isolated
+    sim = [*node_command("sim_arm", "--log-level", "warn"),
+           "-p", f"robot_description_file:={urdf}",
+           "-p", f"initial_positions:={list(LINKAGE['theta0'])}",
+           "-p", f"publish_rate:={rate}", "-p", "command_timeout:=0.1",
+           "-p", "engine:=mujoco", "-r", "effort_commands:=/dynamics_node/commands"]
+    for key, value in parameter_names(section).items():      # JSON: YAML's flow style
+        sim += ["-p", f"{key}:={json.dumps(value)}"]
+    if lockstep:
+        sim += ["-p", "lockstep:=true", "-p", "lockstep_supervised:=true",
+                "-p", "lockstep_max_speed:=0.0", "-p", "lockstep_timeout:=0.5"]
+    node = [*node_command("dynamics_node", "--log-level", "warn"),
+            "-p", f"robot_description_file:={urdf}", "--params-file", str(params),
+            "-p", "marker_rate:=0.0", "-p", f"use_sim_time:={str(lockstep).lower()}"]
+    return sim, node
+
+
+def _hold_then_move(sup, phase, names, cut, progress):
+    """One run: held LINKAGE_HOLD_SECONDS, then a pick and place (by the node, or by the
+    cut tree's controller `cut`): its figures (run_linkage)."""
+    sup.run_to(START)
+    held_from, first = sup.measured(), len(sup.log)
+    sup.run_to(START + LINKAGE_HOLD_SECONDS, lambda t: progress(f"holding, {t:.0f} s"))
+    drift = sup.measured() - held_from
+    now = sup.now()
+    msg = pick_and_place(names, sup.measured(), now)
+    motion = trajectory_from_msg(msg, names, now)
+    if cut is None:
+        event = sup.desire(sup.trajectory_pub, msg, "pick-and-place")
+        if event.kind != "tracking":
+            raise RuntimeError(f"phase '{phase.name}': {event.message}")
+    else:
+        cut.motion = motion
+    sup.run_to(now + 2 * LINKAGE_MOVE_SECONDS + 0.2,
+               lambda t: progress(f"pick and place, {t:.0f} s"))
+    t = np.array([entry[0] for entry in sup.log[first:]])
+    q = np.array([entry[1] for entry in sup.log[first:]])
+    error = q - np.array([motion.sample(s)[0] if s > now else held_from for s in t])
+    return {"drift": drift, "error": np.abs(error[t > now]).max(axis=0), "t": t - START,
+            "e": error, "move": now - START}
 
 
 def linkage_table(observed, names):
