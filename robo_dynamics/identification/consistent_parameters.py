@@ -103,6 +103,27 @@ def consistent_parameters(model, estimate):
     ArmEstimate of `model`'s chain. ValueError if the solver fails or is absent."""
     clarabel = require_solver()
     from scipy import sparse
+    n = model.dof
+    P, q = _objective(model, estimate)
+    A, b, cones = _constraints(n, clarabel)
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    # one thread, one factorisation: by default Clarabel picks its linear solver and uses
+    # every core, and threads that share a sum change its last bits with the machine's load
+    settings.direct_solve_method, settings.max_threads = "qdldl", 1
+    solver = clarabel.DefaultSolver(sparse.csc_matrix(np.triu(P)), q, sparse.csc_matrix(A),
+                                    b, cones, settings)
+    solution = solver.solve()
+    if str(solution.status) not in ("Solved", "AlmostSolved"):
+        raise ValueError(f"the semidefinite program was not solved: {solution.status}")
+    x = np.asarray(solution.x)
+    return x[:10 * n], x[10 * n:].reshape(n, 3)
+
+
+def _objective(model, estimate):
+    """(P, q) of ½ xᵀP x + qᵀx, x = [π (10 n); friction (3 n)]: the fit's normal equations
+    in x, the URDF's parameters as a prior, and the base parameters and friction the data
+    do not show to differ from the URDF's held at the URDF's."""
     base, n = estimate.base, model.dof
     G, g = estimate.normal
     p_inertial, p = 10 * n, 10 * n + 3 * n
@@ -128,7 +149,13 @@ def consistent_parameters(model, estimate):
         w = (KEEP_WEIGHT / estimate.friction_std[j, k]) ** 2
         P[column, column] += w
         q[column] -= w * urdf_friction[j, k]
-    # constraints: s = b_c − A_c x in the cones
+    return P, q
+
+
+def _constraints(n, clarabel):
+    """(A, b, cones): s = b − A x in the cones: each body's pseudo-inertia J_i − δE ⪰ 0, and
+    f_v, f_c ≥ 0 for each joint."""
+    p_inertial, p = 10 * n, 10 * n + 3 * n
     M = _pseudo_inertia_map()
     rows_c, rhs, cones = [], [], []
     margin = MARGIN * np.array([1.0 if i == j else 0.0 for j in range(4) for i in range(j + 1)])
@@ -145,19 +172,7 @@ def consistent_parameters(model, estimate):
     rows_c.append(friction)
     rhs.append(np.zeros(2 * n))
     cones.append(clarabel.NonnegativeConeT(2 * n))
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    # one thread, one factorisation: by default Clarabel picks its linear solver and uses
-    # every core, and threads that share a sum change its last bits with the machine's load
-    settings.direct_solve_method, settings.max_threads = "qdldl", 1
-    solver = clarabel.DefaultSolver(sparse.csc_matrix(np.triu(P)), q,
-                                    sparse.csc_matrix(np.vstack(rows_c)), np.concatenate(rhs),
-                                    cones, settings)
-    solution = solver.solve()
-    if str(solution.status) not in ("Solved", "AlmostSolved"):
-        raise ValueError(f"the semidefinite program was not solved: {solution.status}")
-    x = np.asarray(solution.x)
-    return x[:p_inertial], x[p_inertial:].reshape(n, 3)
+    return np.vstack(rows_c), np.concatenate(rhs), cones
 
 
 def friction_shown(model, estimate):

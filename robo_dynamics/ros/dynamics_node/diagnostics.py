@@ -38,18 +38,34 @@ def _state(node):
             else "unconfigured (managed: configure it)" if node.managed
             else "no robot description yet")
         return status, lifecycle, []
-    model, controller = node.model, node.controller
-    counts = controller.counts
+    model, controller, h = node.model, node.controller, node.health
     status.hardware_id = model.name
-    age = controller.input_age(now)
     worst = max((d.max_rel for d in node.cross_check.result.values()), default=0.0)
     _update_condition(node, now)
-    h = node.health
-    values = {
-        **lifecycle,
+    values = {**lifecycle, **_figures(node, now, worst)}
+    for i, note in enumerate(model.warnings, start=1):
+        values[f"model_warning_{i}"] = note
+    for name, diff in node.cross_check.result.items():
+        values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
+    level, status.message = health.status(
+        controller, now, worst, node.get_parameter("cross_check_tolerance").value,
+        h.near_singular, len(model.warnings))
+    status.level = LEVELS[level]
+    timings = [(what, list(seconds)) for what, seconds in (
+        ("callback", h.callback_seconds), ("command", h.command_seconds),
+        ("observer", h.observer_seconds))]
+    return status, values, timings
+
+
+def _figures(node, now, worst):
+    """The node's figures as key-values {key: text} (docs/node.md, /diagnostics); worst:
+    the cross-check's largest relative difference."""
+    model, controller, h = node.model, node.controller, node.health
+    counts = controller.counts
+    return {
         "backend": node.solver.name,
         "input_rate_hz": f"{h.input_rate.per_second(now):.0f}",
-        "state_age_s": f"{age:.4f}", "messages_accepted": str(h.received),
+        "state_age_s": f"{controller.input_age(now):.4f}", "messages_accepted": str(h.received),
         "messages_rejected": str(controller.rejected), "last_rejection": h.rejected_reason,
         "mode": controller.mode, "hold_reason": controller.hold_reason,
         "hold_failed": controller.halted,
@@ -70,18 +86,6 @@ def _state(node):
                                else "not started"),
         "model_warnings": str(len(model.warnings)),
     }
-    for i, note in enumerate(model.warnings, start=1):
-        values[f"model_warning_{i}"] = note
-    for name, diff in node.cross_check.result.items():
-        values[f"cross_check_{name}"] = f"{diff.max_rel:.3g}"
-    level, status.message = health.status(
-        controller, now, worst, node.get_parameter("cross_check_tolerance").value,
-        h.near_singular, len(model.warnings))
-    status.level = LEVELS[level]
-    timings = [(what, list(seconds)) for what, seconds in (
-        ("callback", h.callback_seconds), ("command", h.command_seconds),
-        ("observer", h.observer_seconds))]
-    return status, values, timings
 
 
 def _update_condition(node, now):
