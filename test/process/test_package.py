@@ -379,3 +379,11 @@ def test_a_moved_module_still_imports_under_its_old_name_with_a_warning():
                for w in caught)
     assert old.identify_payload is moved.identify_payload
     assert old.static_poses is moved.static_poses
+
+
+def test_no_function_over_about_fifty_lines():
+    """A function longer than that is read as steps: it becomes a sequence of named ones."""
+    for path in PACKAGE_DIR.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno < 55, (path, node.name)
