@@ -70,7 +70,7 @@ class TrajectoryAction(HelperNode):
     def declare_constraints(self):
         """Declare constraints.<joint>.trajectory and .goal for the chain's joints (once the
         chain is known; a params file's values apply then)."""
-        model = self.owner.model
+        model = self.owner.live.model
         for name in [] if model is None else model.joint_names:
             for kind, (default, description) in JOINT_CONSTRAINTS.items():
                 parameter = f"constraints.{name}.{kind}"
@@ -205,7 +205,7 @@ class TrajectoryAction(HelperNode):
 
     def _deceleration(self):
         values = self.owner.get_parameter("stop_deceleration").value
-        return np.array(per_joint(values, self.owner.model.dof, "stop_deceleration"))
+        return np.array(per_joint(values, self.owner.live.model.dof, "stop_deceleration"))
 
     def _feedback(self, goal):
         """The Feedback of the last joint state the goal saw (None before one); under the
@@ -224,7 +224,7 @@ class TrajectoryAction(HelperNode):
             point.time_from_start.nanosec = int((since - math.floor(since)) * 1e9)
         feedback.desired.positions, feedback.desired.velocities = q_d.tolist(), qd_d.tolist()
         feedback.desired.accelerations = qdd_d.tolist()
-        feedback.desired.effort = self.owner.solver.inverse_dynamics(q_d, qd_d,
+        feedback.desired.effort = self.owner.live.solver.inverse_dynamics(q_d, qd_d,
                                                                      qdd_d).tolist()
         feedback.actual.positions, feedback.actual.velocities = q.tolist(), qd.tolist()
         feedback.error.positions = (q_d - q).tolist()

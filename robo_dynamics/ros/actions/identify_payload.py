@@ -98,7 +98,7 @@ class IdentificationAction(HelperNode):
                                  goal_handle.canceled)
             # the recording's time: the latest state it has kept (the node's clock runs
             # ahead of the joint-state thread), or the clock LATE behind if states stop
-            now = max(run.seen, self.owner.now() - LATE)
+            now = max(run.seen, self.owner.live.now() - LATE)
             pose, phase = run.phase(now)
             while refined < len(refinements) and now > run.windows[refined][1]:
                 self._refine(run, refined, solver, goal, original, refinements[refined])
