@@ -1,6 +1,6 @@
 """A joint trajectory from YAML in the trajectory_msgs/JointTrajectory layout, as
-`ros2 topic echo` prints it (header optional; or under a `trajectory:` key, as in a
-FollowJointTrajectory goal):
+`ros2 topic echo --once` prints it (header optional, the `---` after it too; or under a
+`trajectory:` key, as in a FollowJointTrajectory goal):
 
     joint_names: [shoulder_pan_joint, ...]
     points:
@@ -24,11 +24,14 @@ def load_trajectory(path, joint_names):
     ValueError naming the point and field when the file does not hold one."""
     try:
         with open(path, encoding="utf-8") as stream:
-            document = yaml.safe_load(stream)
+            documents = [d for d in yaml.safe_load_all(stream) if d is not None]
     except (OSError, yaml.YAMLError) as exc:
         raise ValueError(f"{path}: {exc}") from None
     try:
-        return trajectory_from_document(document, joint_names)
+        if len(documents) > 1:     # `ros2 topic echo` without --once: one message each
+            raise ValueError(f"{len(documents)} messages (YAML documents between '---'); "
+                             "keep one (ros2 topic echo --once)")
+        return trajectory_from_document(documents[0] if documents else None, joint_names)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
 

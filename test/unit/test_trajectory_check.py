@@ -162,3 +162,51 @@ def test_acceleration_limits_scale_with_the_square_root_and_positions_at_no_spee
     result = check_trajectory(solver, far, ROBOT.effort_limit, sample_period=1e-2)
     assert result.violation.kind == "position" and math.isinf(result.min_time_scale)
     assert "position limits at any speed" in result.reason
+
+
+ECHOED = """header:
+  stamp:
+    sec: 0
+    nanosec: 0
+  frame_id: ''
+joint_names:
+- elbow_joint
+- shoulder_pan_joint
+- shoulder_lift_joint
+- wrist_1_joint
+- wrist_2_joint
+- wrist_3_joint
+points:
+- positions: [1.4, 0.3, -1.1, -0.9, 1.2, 0.4]
+  velocities: []
+  accelerations: []
+  effort: []
+  time_from_start:
+    sec: 0
+    nanosec: 0
+- positions: [1.2, 0.5, -1.0, -0.8, 1.1, 0.3]
+  velocities: []
+  accelerations: []
+  effort: []
+  time_from_start:
+    sec: 1
+    nanosec: 500000000
+---
+"""
+
+
+def test_a_trajectory_as_ros2_topic_echo_prints_it_loads_and_two_are_refused(tmp_path):
+    """`ros2 topic echo --once` output, its header and the `---` after the message included,
+    joints in another order than the chain's: the knots' positions at their times, in
+    model order, are the file's numbers; a file of two messages (echo without --once) is
+    refused with the reason."""
+    from robo_dynamics.io.trajectory_yaml import load_trajectory
+    names = list(rd.load_robot(SHIPPED / "rd_ur5e.urdf").joint_names)
+    path = tmp_path / "echoed.yaml"
+    path.write_text(ECHOED)
+    trajectory = load_trajectory(str(path), names)
+    np.testing.assert_allclose(trajectory.sample(0.0)[0], [0.3, -1.1, 1.4, -0.9, 1.2, 0.4])
+    np.testing.assert_allclose(trajectory.sample(1.5)[0], [0.5, -1.0, 1.2, -0.8, 1.1, 0.3])
+    path.write_text(ECHOED + ECHOED)
+    with pytest.raises(ValueError, match="2 messages"):
+        load_trajectory(str(path), names)
