@@ -48,11 +48,7 @@ def spin(node, executor):
     # unstarted; Python reports that at exit. Nothing is lost: the node is stopping.
     warnings.filterwarnings("ignore", message="coroutine 'Executor._make_handler",
                             category=RuntimeWarning)
-    # a service response the middleware dropped (Fast DDS gives up when the client's reader
-    # is not matched within its writer's max_blocking_time: ros2/rmw_fastrtps#842) leaves the
-    # caller waiting; rclpy warns; say it every time, not only the first
-    warnings.filterwarnings("always", message="failed to send response",
-                            category=RuntimeWarning)
+    report_dropped_responses()
     try:
         executor.spin()
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
@@ -65,6 +61,17 @@ def spin(node, executor):
             raise
     finally:
         stop(node, executor)
+
+
+def report_dropped_responses():
+    """A service response the middleware dropped (Fast DDS gives up when the client's
+    reader is not matched within its writer's max_blocking_time: ros2/rmw_fastrtps#842)
+    leaves the caller waiting; rclpy warns: say it every time, not only the first. Appended
+    after the filters the environment gave (PYTHONWARNINGS, -W): a process that asks
+    while discovery is under way on purpose, and asks again, can still silence it (the
+    demo: demo/supervisor.py, node_environment)."""
+    warnings.filterwarnings("always", message="failed to send response",
+                            category=RuntimeWarning, append=True)
 
 
 def stop(node, executor):

@@ -79,3 +79,28 @@ def test_a_parameter_of_the_wrong_type_on_the_command_line_is_one_line_and_exit_
     assert "Traceback" not in result.stderr, result.stderr
     assert f"DynamicsNode: cannot start: Trying to set parameter {named}" in result.stderr, (
         result.stderr)
+
+
+DROPPED = """
+import warnings
+from robo_dynamics.ros.spin import report_dropped_responses
+report_dropped_responses()
+for _ in range(3):
+    warnings.warn("failed to send response (timeout): client will not receive response",
+                  RuntimeWarning)
+"""
+
+
+@pytest.mark.parametrize("environment, shown", [("", 3), (
+    "ignore:failed to send response:RuntimeWarning", 0)])
+def test_a_dropped_response_is_said_every_time_unless_the_environment_silences_it(
+        environment, shown):
+    """The nodes report each service response the middleware dropped (not only the first);
+    a process started with PYTHONWARNINGS ignoring it (the demo's nodes: their discovery
+    queries are asked again on purpose) prints none: the environment's filter comes first."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    if environment:
+        env["PYTHONWARNINGS"] = environment
+    result = subprocess.run([sys.executable, "-c", DROPPED], capture_output=True, text=True,
+                            env=env, timeout=120, check=True)
+    assert result.stderr.count("failed to send response") == shown, result.stderr
