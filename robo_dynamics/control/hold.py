@@ -52,6 +52,11 @@ def hold_law(solver, q, qd, g, settings, period, reach=None):
     [s] (`period`), q̇ ← (1 − λΔt) q̇: λ is capped at 1/Δt (the fastest decay a sampled
     loop gives without overshoot; unstable beyond 2/Δt).
 
+    Where h + M a passes an effort bound, the deceleration keeps its direction and takes
+    the size the bounds allow (scaled_to_bounds): braking a light joint hard asks large
+    torques of the heavy joints it couples to, and meeting them joint by joint, some at
+    their bound, others compensating, can push a joint along its own motion.
+
     `reach` (lo, hi) (n,) each: the torques the command can take this cycle (the effort
     bounds, narrowed by the torque-rate limit around the last command:
     TorqueRateLimiter.reach); None: the effort bounds. Where the law's torque is outside,
@@ -65,9 +70,26 @@ def hold_law(solver, q, qd, g, settings, period, reach=None):
     M = u.mass_matrix(q)
     a = -hold_rates(solver, q, settings, period, M) * qd
     bound = settings.effort_bound
+    h = u.bias(q, qd)
+    a, limited = scaled_to_bounds(h, M, a, bound)
     lo, hi = (-bound, bound) if reach is None else reach
-    tau, pinned = within_bounds(u.bias(q, qd), M, a, lo, hi)
-    return tau, bool(np.any(pinned & (np.abs(tau) >= bound)))
+    tau, pinned = within_bounds(h, M, a, lo, hi)
+    return tau, limited or bool(np.any(pinned & (np.abs(tau) >= bound)))
+
+
+def scaled_to_bounds(h, M, a, bound):
+    """(s a, limited): the accelerations a (n,) scaled by the largest s in [0, 1] for which
+    τ = h + s M a stays within ±bound on every joint, where h itself does (otherwise a,
+    unscaled: no s can help); every joint keeps its share of the deceleration. limited:
+    whether h + M a passed a bound (the bounds limit the deceleration)."""
+    d = M @ a
+    over = np.abs(h + d) > bound
+    if not over.any():
+        return a, False
+    if np.any(np.abs(h) > bound):
+        return a, True
+    s = np.min((np.sign(d[over]) * bound[over] - h[over]) / d[over])
+    return max(0.0, float(s)) * a, True
 
 
 def within_bounds(h, M, a, lo, hi):
