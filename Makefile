@@ -15,7 +15,7 @@ TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 3 ? n + 1 : 4 )))
 INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/*/*.action \
                          interfaces/*/CMakeLists.txt interfaces/*/package.xml)
 
-.PHONY: demo test unit venv clean bench soak corpus workspace matrix held
+.PHONY: demo test unit venv clean bench soak corpus workspace matrix held demo-output
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.demo
@@ -54,14 +54,21 @@ corpus: $(STAMP)
 	PYTHONPATH=.:test:test/support $(PY) test/arms/test_example_robot_data.py
 
 # every mode on six real arms of example-robot-data at the node's defaults: docs/testing.md's
-# table (its cells are asserted in make test, test/arms/test_arm_matrix.py)
+# tables, written there (its cells are asserted in make test, test/arms/test_arm_matrix.py)
 matrix: $(STAMP)
-	PYTHONPATH=.:test:test/support $(PY) test/support/arm_matrix.py
+	PYTHONPATH=.:test:test/support $(PY) scripts/figures.py docs/testing.md matrix -- \
+	  $(PY) test/support/arm_matrix.py
 
 # pushes of a person's size on three held arms, in three modes, and Cartesian targets:
-# docs/testing.md's table (a trimmed sweep is in make test, test/node/test_held_arm.py)
+# docs/testing.md's table, written there (a trimmed sweep is in make test,
+# test/node/test_held_arm.py)
 held: $(STAMP)
-	PYTHONPATH=.:test:test/support $(PY) test/support/held_arm.py
+	PYTHONPATH=.:test:test/support $(PY) scripts/figures.py docs/testing.md held -- \
+	  $(PY) test/support/held_arm.py
+
+# the demo's whole output, written into docs/demo.md (a full run: about four minutes)
+demo-output: $(STAMP)
+	$(PY) scripts/figures.py docs/demo.md demo-output -- $(PY) -m robo_dynamics.demo
 
 # colcon workspace in build/ws against the venv's wheel-based ROS 2 (docs/install.md: ROS 2 workspace)
 workspace: $(STAMP)

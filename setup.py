@@ -24,6 +24,7 @@ setup(
         share("launch"),
         share("config"),
         share("urdf"),
+        share("examples"),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

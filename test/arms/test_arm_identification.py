@@ -6,6 +6,8 @@ joint friction added, tracked by the controller at 1 kHz, torques with 0.5 N·m 
 held-out torques predicted to ≤ 2 % (the URDF: ≥ 10 %), the friction found, and the
 parameters it calls identified are where it says, at the rate its uncertainty promises."""
 
+import shlex
+
 import numpy as np
 import pytest
 
@@ -21,6 +23,7 @@ from robo_dynamics.identification.urdf_inertials import corrected_urdf
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant
 from robo_dynamics.simulation.simulated_arm import SimulatedArm
 from bags import as_dict, write_bag
+from doc_blocks import block
 from robo_dynamics.simulation.perturbed import perturbed_urdf
 from conftest import SHIPPED
 
@@ -297,8 +300,13 @@ def test_the_command_line_tool_identifies_the_arm_from_bags(recordings, tmp_path
             (int(s), as_dict(int(s), NAMES, q[k], qd[k], noisy[k]))
             for k, s in enumerate(stamps)]))
     output = tmp_path / "corrected.urdf"
-    assert identify.main([str(bags[0]), "--validate", str(bags[1]), "--urdf", str(URDF),
-                          "--output", str(output), "--plot", str(tmp_path / "p.png")]) == 0
+    # the command as docs/arm-identification.md shows it, its files these
+    files = {"excitation.mcap": bags[0], "other_motion.mcap": bags[1], "my_arm.urdf": str(URDF),
+             "my_arm_identified.urdf": str(output), "identification.png": str(tmp_path / "p.png")}
+    words = shlex.split(block("docs/arm-identification.md", "dynamics_identify").text.replace(
+        "\\\n", " "))
+    assert words[0] == "dynamics_identify" and set(files) <= set(words), words
+    assert identify.main([files.get(word, word) for word in words[1:]]) == 0
     table = capsys.readouterr().out
     # the light wrists' friction (0.03, 0.008, 0.0004) under 0.5 N·m of noise: kept at 0
     assert "friction kept at the URDF's where the data do not show it differ by 2 σ: " \

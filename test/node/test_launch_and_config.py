@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from robo_dynamics.ros import parameters
-from robo_dynamics.ros.parameter_tables import JOINT_CONSTRAINTS
 from robo_dynamics.ros.dynamics_node.node import DynamicsNode
 from conftest import REPO, flat
+import params_check
 
 LAUNCH = REPO / "launch" / "dynamics.launch.py"
 CONFIGS = sorted(path for path in (REPO / "config").glob("*.yaml")   # the node's params files
@@ -59,27 +59,10 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_parameter_files_are_valid(path):
-    content = yaml.safe_load(path.read_text())
-    section = content[NODE_KEY]["ros__parameters"]
-    values = flat(section)
-    joint = {name for name in values if name.startswith("constraints.")
-             and name.count(".") == 2 and name.rsplit(".", 1)[1] in JOINT_CONSTRAINTS}
-    # a closed linkage's motors and loop closures (loop_closures.<name>.<field> declared by
-    # the node once the names are known): the closed-chain library must load the linkage
-    closed_chain = {name for name in values
-                    if name == "actuated_joints" or name.startswith("loop_closures.")}
-    if closed_chain:
-        from robo_dynamics.closed_chain import load_closed_chain
-        linkage = load_closed_chain(REPO / "urdf" / path.name.replace(".yaml", ".urdf"),
-                                    parameters=section)
-        assert linkage.fully_actuated and linkage.closures
-    assert set(values) - joint - closed_chain <= set(parameters.DYNAMICS_NODE), set(
-        values) - set(parameters.DYNAMICS_NODE) - joint - closed_chain
-    assert all(isinstance(values[name], float) and values[name] >= 0 for name in joint)
+    section = yaml.safe_load(path.read_text())[NODE_KEY]["ros__parameters"]
     dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2, "rd_palletizer.yaml": 4,
            "rd_delta.yaml": 3}.get(path.name, 6)
-    assert parameters.validate(values, dof) is None
-
+    params_check.check_section(section, path.name.replace(".yaml", ".urdf"), dof)
 
 
 @pytest.mark.parametrize("namespace", ["", "left", "cell/right"])

@@ -137,7 +137,8 @@ def test_wheel_installs_the_data_files(tmp_path):
     data = "robo_dynamics-0.1.0.data/data/share/"
     for expected in ("ament_index/resource_index/packages/robo_dynamics",
                      "robo_dynamics/package.xml", "robo_dynamics/urdf/rd_ur5e.urdf",
-                     "robo_dynamics/urdf/planar_2link.urdf.xacro"):
+                     "robo_dynamics/urdf/planar_2link.urdf.xacro",
+                     "robo_dynamics/examples/rd_ur5e_trajectory.yaml"):
         assert data + expected in names, expected
     assert "robo_dynamics/algorithms/rnea.py" in names
     assert not any(name.startswith("test/") for name in names)

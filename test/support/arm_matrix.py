@@ -282,37 +282,57 @@ def impedance_push(robot, q0, deflection=0.02):
             "mode": loop.ctrl.mode, "events": loop.kinds()}
 
 
+TITLES = {"ur3": "UR3", "ur10": "UR10", "panda": "Panda + hand", "kinova": "Kinova j2s6s200",
+          "z1": "Unitree Z1", "xarm7": "xArm7"}
+
+
+def span(values, fmt):
+    """'a–b' of the smallest and largest value, or one figure where they print alike."""
+    low, high = fmt.format(min(values)), fmt.format(max(values))
+    return low if low == high else f"{low}–{high}"
+
+
 def table(names=tuple(MATRIX_ARMS)):
-    """Print every cell's figures for `names`."""
+    """Every cell's figures for `names`, as docs/testing.md's two tables (make matrix writes
+    them there): the modes, then the identifications."""
+    from arm_matrix_fits import arm_identification, payload_identification
+    print("| arm (joints, mass) | gravity drift 1 s | tracking ±0.3 rad in 1.5 s | knock → "
+          "hold: time constant, peak \\|q̇\\|/bound | held and pushed: peak \\|q̇\\|/bound, "
+          "time constant | impedance: tip vs K⁻¹F | FollowJointTrajectory: code, largest "
+          "error, at the end |")
+    print("|---|---|---|---|---|---|---|")
+    fits = []
     for name in names:
         robot = load(name)
         poses = working_poses(robot)
-        print(f"{name}: {robot.dof} joints, {np.sum(robot.mass):.2f} kg")
-        print(f"  gravity drift {gravity_drift(robot, poses[0])['drift']:.2e} rad")
-        print(f"  tracking error {tracking(robot, poses[0])['error']:.2e} rad")
-        goal = follow_goal(robot, poses[0])
-        print(f"  FollowJointTrajectory: code {goal['code']} ({goal['message']}), largest "
-              f"error {goal['error']:.2e} rad, at the end {goal['end']:.2e} rad")
-        for k, q0 in enumerate(poses):
-            knock, push = hold_after_knock(robot, q0), push_in_hold(robot, q0)
-            print(f"  pose {k}: knock {knock['force']:.1f} N on {knock['link']}: time "
-                  f"constant {1e3 * knock['time_constant']:.1f} ms, peak |q̇|/bound "
-                  f"{knock['peak_ratio']:.2f}, {knock['events']}; held and pushed "
-                  f"{push['force']:.1f} N: peak {push['peak_ratio']:.2f}, time constant "
-                  f"{1e3 * push['time_constant']:.1f} ms")
-        cart = impedance_push(robot, poses[0])
-        print(f"  impedance: {cart}")
-        from arm_matrix_fits import arm_identification, payload_identification
-        payload = payload_identification(robot, poses[0], name)
-        print("  payload: " + (payload.get("interrupted") or
-                               f"mass {100 * payload['mass_error']:.2g} % off, centre of mass "
-                               f"{1e3 * payload['com_error']:.2g} mm off, tracking error "
-                               f"{payload['tracking_error']:.3f} rad"))
-        arm = arm_identification(robot, poses[0], name)
-        print("  ~/identify_arm: " + (arm.get("interrupted") or
-                                      f"held out {100 * arm['identified_error']:.2f} % "
-                                      f"against the URDF's {100 * arm['urdf_error']:.2f} %, "
-                                      f"tracking error {arm['tracking_error']:.3f} rad"))
+        knocks = [hold_after_knock(robot, q0) for q0 in poses]
+        pushes = [push_in_hold(robot, q0) for q0 in poses]
+        goal, cart = follow_goal(robot, poses[0]), impedance_push(robot, poses[0])
+        impedance = cart.get("refused") or (
+            f"{100 * cart['displacement_error']:.2g} %"
+            + (", a collision" if cart.get("collision") else ", contact"))
+        print(f"| {TITLES.get(name, name)} ({robot.dof}, {np.sum(robot.mass):.1f} kg) "
+              f"| {gravity_drift(robot, poses[0])['drift']:.0e} rad "
+              f"| {1e3 * tracking(robot, poses[0])['error']:.2f} mrad "
+              f"| {span([1e3 * k['time_constant'] for k in knocks], '{:.0f}')} ms, "
+              f"{span([k['peak_ratio'] for k in knocks], '{:.2f}')} "
+              f"| {span([p['peak_ratio'] for p in pushes], '{:.2f}')}, "
+              f"{span([1e3 * p['time_constant'] for p in pushes], '{:.0f}')} ms "
+              f"| {impedance} "
+              f"| {goal['code']}, {1e3 * goal['error']:.2f} mrad, {goal['end']:.0e} rad |",
+              flush=True)
+        fits.append((name, payload_identification(robot, poses[0], name),
+                     arm_identification(robot, poses[0], name)))
+    print("\n| arm | payload (5 % of the arm's mass, declared 30 % light): mass, centre of "
+          "mass, tracking | `~/identify_arm` (links ±5 % off): held out, the URDF's, "
+          "tracking |")
+    print("|---|---|---|")
+    for name, payload, arm in fits:
+        print(f"| {TITLES.get(name, name)} | " + (
+            payload.get("interrupted") or f"{100 * payload['mass_error']:.1g} %, "
+            f"{1e3 * payload['com_error']:.2g} mm, {payload['tracking_error']:.3f} rad") + " | "
+            + (arm.get("interrupted") or f"{100 * arm['identified_error']:.2f} %, "
+               f"{100 * arm['urdf_error']:.2f} %, {arm['tracking_error']:.3f} rad") + " |")
 
 
 if __name__ == "__main__":
