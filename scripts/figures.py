@@ -10,7 +10,8 @@ page holds the figures between two markers, on lines of their own:
     <!-- end figures: NAME -->
 
 The command's standard output is shown as it runs; when it exits 0 the section becomes a
-line saying where and when the figures came from, then the output (in a fenced block when
+line saying where and when the figures came from, then the output as a terminal keeps it
+(a progress line ended by a carriage return is overwritten by the next) (in a fenced block when
 it is not a Markdown table). The repository's path is written as "/…". A failing command
 leaves the page as it was and passes its exit status on."""
 
@@ -56,10 +57,12 @@ def main(argv):
     page, name, command = REPO / argv[0], argv[1], argv[3:]
     section(page.read_text(), name, "")              # the section exists: fail early
     lines = []
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
-        for line in process.stdout:
+    with subprocess.Popen(command, stdout=subprocess.PIPE) as process:
+        for raw in process.stdout:
+            line = raw.decode()
             sys.stdout.write(line)
-            lines.append(line)
+            sys.stdout.flush()
+            lines.append(line.rsplit("\r", 1)[-1])    # a progress line: what stays on screen
     if process.returncode != 0:
         return process.returncode
     output = "".join(lines).replace(str(REPO), "/…")

@@ -39,7 +39,7 @@ def main(argv=None):
     parser.add_argument("bag", help="the recording to fit (.mcap file or rosbag2 directory)")
     parser.add_argument("--validate", default=None,
                         help="a recording to validate on (default: the last 25 %% of BAG)")
-    add_chain_options(parser)
+    add_chain_options(parser, trajectories=False)
     add_bag_options(parser)
     parser.add_argument("--min-speed", type=float, default=ai.MIN_SPEED,
                         help="rad/s below which a joint's rows are left out (dry friction)")

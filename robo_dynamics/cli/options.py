@@ -18,11 +18,13 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {action.default})"
 
 
-def add_chain_options(parser):
-    """--urdf, --base, --tip: the robot description and the chain in it (load_robot's)."""
+def add_chain_options(parser, trajectories=True):
+    """--urdf, --base, --tip: the robot description and the chain in it (load_robot's);
+    trajectories: whether the command also reads YAML trajectories (they need --urdf)."""
+    needs = "a bag without one or a YAML trajectory" if trajectories else "a bag without one"
     parser.add_argument("--urdf", default=None,
-                        help=f"URDF or xacro file of the arm (default: the bag's {TOPIC}; "
-                             "a YAML trajectory needs --urdf)")
+                        help=f"URDF or xacro file of the arm (default: the {TOPIC} the bag "
+                             f"recorded; {needs} needs --urdf)")
     parser.add_argument("--base", default=None, help="base link (default: URDF root)")
     parser.add_argument("--tip", default=None, help="tip link (default: the only leaf)")
 

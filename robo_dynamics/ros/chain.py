@@ -75,8 +75,10 @@ def joint_names_of(urdf_xml):
 def describe(model, backend, command_names, solver, settings):
     """What a node says of its chain at start-up: (is a warning, line) pairs; `solver` and
     `settings` (the controller's) judge the friction the tracking must overcome."""
+    solved_by = (f"backend '{backend}'" if getattr(model, "mechanism", None) is None
+                 else "the in-house closed-chain solver (a linkage: no backend applies)")
     lines = [(False, f"{model.name}: chain {model.base_link} -> {model.tip_link}, {model.dof} "
-                     f"joints {list(model.joint_names)}; backend '{backend}', commands for "
+                     f"joints {list(model.joint_names)}; {solved_by}, commands for "
                      f"{list(command_names)}")]
     if model.mimic_joints:
         lines.append((False, f"mimic joints {list(model.mimic_joints)} follow their master "

@@ -35,11 +35,12 @@ class Lifecycle(LifecycleNodeMixin):
     def start_lifecycle(self):
         """The state machine, the robot_description subscription; the plain node configures
         (a bad description raises, as before) and activates itself here."""
-        LifecycleNodeMixin.__init__(self)
+        self.managed = self.get_parameter("managed").value
+        # the lifecycle services and ~/transition_event only where someone manages the node
+        LifecycleNodeMixin.__init__(self, enable_communication_interface=self.managed)
         self.activation = None
         self.configure_failure = ""     # why the last configure failed (diagnostics)
         self.described = None           # the last robot_description message
-        self.managed = self.get_parameter("managed").value
         self.autostart = not self.managed or self.get_parameter("autostart").value
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)

@@ -319,3 +319,19 @@ def test_a_passive_joint_off_the_closure_starts_the_safe_hold_naming_it(node):
         held.message), held.message
     np.testing.assert_allclose(settled_command(node), holding_torque(THETA[1], THETA[2]),
                                rtol=1e-6, atol=1e-6)
+
+
+def test_the_start_up_line_names_the_closed_chain_solver_not_a_backend():
+    """A linkage is solved in-house whatever `backend` says: the node's first line says so
+    (it said "backend 'pinocchio'" right after its closed-chain notice)."""
+    import robo_dynamics as rd
+    from robo_dynamics.control.settings import controller_settings
+    from robo_dynamics.ros.chain import describe, load_chain
+    from robo_dynamics.ros.parameter_tables import DYNAMICS_NODE
+    values = {name: spec.default for name, spec in DYNAMICS_NODE.items()}
+    values.update(flat(SECTION))
+    values["loop_closures"] = SECTION["loop_closures"]
+    model = load_chain(str(URDF), values)
+    lines = describe(model, "pinocchio", MOTORS, rd.make_solver(model),
+                     controller_settings(values, model))
+    assert "in-house closed-chain solver" in lines[0][1] and "pinocchio" not in lines[0][1]

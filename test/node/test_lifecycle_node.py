@@ -154,3 +154,22 @@ def test_autostart_brings_a_managed_node_up_active_and_it_stays_managed(ros):
         assert "not active" in node.controller.inactive
     finally:
         loop.close()
+
+
+def test_only_a_managed_node_offers_the_lifecycle_interface(ros):
+    """The plain node (managed false) has no ~/change_state nor ~/get_state: nothing to
+    manage; a managed node has them (what `ros2 lifecycle set` uses). Both publish
+    ~/transition_event (rcl_lifecycle creates it whatever the interface: docs/node.md)."""
+    from rclpy.parameter import Parameter
+    from robo_dynamics.ros.dynamics_node.node import DynamicsNode
+    for managed in (False, True):
+        node = DynamicsNode(parameter_overrides=[
+            Parameter("robot_description_file", value=URDF), Parameter("managed", value=managed)])
+        try:
+            services = dict(node.get_service_names_and_types())
+            topics = dict(node.get_topic_names_and_types())
+        finally:
+            node.destroy_node()
+        lifecycle = {"/dynamics_node/change_state", "/dynamics_node/get_state"}
+        assert (lifecycle <= set(services)) == managed, sorted(services)
+        assert "/dynamics_node/transition_event" in topics, sorted(topics)

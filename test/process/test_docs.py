@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, flat
 from doc_blocks import KINDS, PAGES, blocks, prose_blocks
 import params_check
 
@@ -231,3 +231,28 @@ def test_no_paragraph_is_longer_than_six_lines():
     long = [f"{page}:{line} ({count} lines)" for page, line, count in prose_blocks()
             if count > 6]
     assert not long, "\n".join(long)
+
+
+def test_the_table_of_what_the_shipped_file_changes_is_the_file():
+    """docs/node.md's "What the shipped files change": one row per value config/rd_ur5e.yaml
+    sets (its per-joint tolerances aside), the default the node declares and the file's
+    value, each as YAML reads it."""
+    from robo_dynamics.ros.parameter_tables import DYNAMICS_NODE, JOINT_CONSTRAINTS
+    text = (REPO / "docs" / "node.md").read_text()
+    part = text[text.index("### What the shipped files change"):]
+    rows = [line.split(" | ") for line in part[:part.index("\n\n", part.index("| ---"))]
+            .splitlines() if line.startswith("| `")]
+    shown = {row[0].strip("| `"): (row[1], row[2]) for row in rows}
+    values = flat(yaml.safe_load((REPO / "config" / "rd_ur5e.yaml").read_text())[
+        "/**/dynamics_node"]["ros__parameters"])
+    values = {k: v for k, v in values.items()
+              if not (k.startswith("constraints.") and k.rsplit(".", 1)[1] in JOINT_CONSTRAINTS
+                      and k.count(".") == 2)}
+    assert set(shown) == set(values), set(shown) ^ set(values)
+    for name, (default, value) in shown.items():
+        declared = DYNAMICS_NODE[name].default
+        if declared is None or declared == "":
+            assert default == ("unset" if declared is None else '""'), name
+        else:
+            assert yaml.safe_load(default) == declared, name
+        assert yaml.safe_load(value) == values[name], name
