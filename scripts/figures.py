@@ -62,7 +62,9 @@ def main(argv):
             line = raw.decode()
             sys.stdout.write(line)
             sys.stdout.flush()
-            lines.append(line.rsplit("\r", 1)[-1])    # a progress line: what stays on screen
+            kept = line.rsplit("\r", 1)[-1]     # a progress line: what stays on screen
+            if kept.strip() or "\r" not in line:
+                lines.append(kept)
     if process.returncode != 0:
         return process.returncode
     output = "".join(lines).replace(str(REPO), "/…")

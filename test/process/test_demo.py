@@ -194,3 +194,24 @@ def test_demo_runs_the_closed_loop(demo):
     for noise in ("Traceback", "never awaited", "Failed to publish log message",
                   "failed to send response"):
         assert noise not in stderr, noise
+
+
+def shape(output):
+    """Each phase's name, verdict and external-torque lines, every number replaced by '#':
+    what a run prints whatever its phases' length."""
+    number = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+    kept = [line for line in output.replace("\r", "\n").splitlines()
+            if line.startswith(("phase: ", "  verdict:", "  external torques:"))]
+    return [number.sub("#", line) for line in kept]
+
+
+def test_the_whole_run_in_the_docs_says_what_the_demo_prints(demo):
+    """docs/demo.md's whole run (written by `make demo-output`) and this shortened run: the
+    same twelve phases, each verdict and external-torque line the same sentence (numbers
+    aside). A changed verdict, a new phase or a default the text contradicts fails here
+    until `make demo-output` is run again."""
+    from doc_blocks import blocks
+    (documented,) = [b for b in blocks([REPO / "docs" / "demo.md"])
+                     if b.figures == "demo-output"]
+    assert shape(documented.text) == shape(demo[1])
+    assert len([line for line in shape(demo[1]) if line.startswith("phase: ")]) == 12
