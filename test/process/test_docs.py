@@ -256,3 +256,23 @@ def test_the_table_of_what_the_shipped_file_changes_is_the_file():
         else:
             assert yaml.safe_load(default) == declared, name
         assert yaml.safe_load(value) == values[name], name
+
+
+def test_sim_arms_table_is_its_parameters():
+    """docs/python-api.md's sim_arm table: every parameter sim_arm declares besides the
+    chain's and a linkage's, each with its declared default."""
+    from robo_dynamics.ros.parameter_tables import CHAIN, CLOSED_LINKAGE, SIM_ARM
+    text = (REPO / "docs" / "python-api.md").read_text()
+    part = text[text.index("## `sim_arm`: the simulated arm's node"):]
+    rows = [line.split(" | ") for line in part[:part.index("\n\n", part.index("| ---"))]
+            .splitlines() if line.startswith("| `")]
+    shown = {}
+    for row in rows:
+        names = re.findall(r"`(\w+)`", row[0])
+        defaults = [d.strip() for d in row[1].split(",")]
+        assert len(names) == len(defaults), row
+        shown.update(zip(names, defaults))
+    own = {k: v.default for k, v in SIM_ARM.items() if k not in CHAIN and k not in CLOSED_LINKAGE}
+    assert set(shown) == set(own), set(shown) ^ set(own)
+    for name, default in shown.items():
+        assert (None if default == "unset" else yaml.safe_load(default)) == own[name], name
