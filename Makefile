@@ -49,9 +49,11 @@ bench: $(STAMP)
 soak: $(STAMP)
 	$(PY) -m benchmarks.soak $(SOAK_ARGS)
 
-# every URDF of example-robot-data, every candidate tip: docs/testing.md's table (also in make test)
+# every URDF of example-robot-data, every candidate tip: docs/testing.md's table, written
+# there (also in make test)
 corpus: $(STAMP)
-	PYTHONPATH=.:test:test/support $(PY) test/arms/test_example_robot_data.py
+	PYTHONPATH=.:test:test/support $(PY) scripts/figures.py docs/testing.md corpus -- \
+	  $(PY) test/arms/test_example_robot_data.py
 
 # every mode on six real arms of example-robot-data at the node's defaults: docs/testing.md's
 # tables, written there (its cells are asserted in make test, test/arms/test_arm_matrix.py)
