@@ -123,14 +123,18 @@ def test_velocity_fault_gives_the_safe_hold_on_the_same_joint_state(harness):
     t += 0.002
     command = clock.state(t, Q, qd)                   # the joint state that shows the fault
     # the documented hold: M(q)(−λ q̇) + C(q, q̇) q̇ + g(q), λ = 20/s on the moving shoulder
-    # (Pinocchio's M, C, g), its torques within what this cycle's command can reach (the
-    # effort limits and one 2 ms step at 1000 N m/s from the last command): the joints
-    # whose torque would leave that range held at its edge, in turn, and the others'
-    # accelerations kept (docs/node.md): M_FF a_F + M_FS a_S = τ_F − h_F
+    # (Pinocchio's M, C, g); where that passes an effort limit the deceleration scaled
+    # down to what the limits allow; then within what this cycle's command can reach (one
+    # 2 ms step at 1000 N m/s from the last command): the joints whose torque would leave
+    # that range held at its edge, in turn, and the others' accelerations kept
+    # (docs/node.md): M_FF a_F + M_FS a_S = τ_F − h_F
     M, h = REF.mass_matrix(Q), REF.coriolis_matrix(Q, qd) @ qd + REF.gravity(Q)
-    lo = np.maximum(last - 2.0, -ROBOT.effort_limit)
-    hi = np.minimum(last + 2.0, ROBOT.effort_limit)
+    bound = ROBOT.effort_limit
+    lo = np.maximum(last - 2.0, -bound)
+    hi = np.minimum(last + 2.0, bound)
     a = -20.0 * qd
+    scales = [(np.sign(d) * b - g) / d for d, g, b in zip(M @ a, h, bound) if abs(g + d) > b]
+    a = min([1.0, *scales]) * a
     expected, S = h + M @ a, np.zeros(6, dtype=bool)
     while np.any(((expected < lo) | (expected > hi)) & ~S):
         S |= (expected < lo) | (expected > hi)

@@ -166,10 +166,25 @@ def test_only_a_managed_node_offers_the_lifecycle_interface(ros):
         node = DynamicsNode(parameter_overrides=[
             Parameter("robot_description_file", value=URDF), Parameter("managed", value=managed)])
         try:
-            services = dict(node.get_service_names_and_types())
-            topics = dict(node.get_topic_names_and_types())
+            # this node's own (other processes of the domain may run a /dynamics_node too),
+            # once the graph shows it (its parameter services: every node has them)
+            services, topics = own_graph(node)
         finally:
             node.destroy_node()
         lifecycle = {"/dynamics_node/change_state", "/dynamics_node/get_state"}
         assert (lifecycle <= set(services)) == managed, sorted(services)
         assert "/dynamics_node/transition_event" in topics, sorted(topics)
+
+
+def own_graph(node, guard=30.0):
+    """(services, published topics) of `node` as the ROS graph shows it, once it shows its
+    parameter services (the graph takes in a new node's entities asynchronously)."""
+    import time
+    give_up = time.monotonic() + guard           # only against a hang
+    while True:
+        services = dict(node.get_service_names_and_types_by_node("dynamics_node", "/"))
+        topics = dict(node.get_publisher_names_and_types_by_node("dynamics_node", "/"))
+        if "/dynamics_node/describe_parameters" in services and "/dynamics_node/commands" \
+                in topics or time.monotonic() > give_up:
+            return services, topics
+        time.sleep(0.01)

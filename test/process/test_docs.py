@@ -3,6 +3,7 @@ says (doc_blocks.py), the figures sections come from the command that measures t
 no paragraph is longer than a reader can hold (six lines)."""
 
 import ast
+import importlib
 import os
 import re
 import shlex
@@ -136,12 +137,10 @@ def test_ros_blocks_name_what_the_package_has(ros):
     from robo_dynamics.ros.dynamics_node.node import DynamicsNode
     from robo_dynamics.ros.parameter_tables import DYNAMICS_NODE, SIM_ARM
     from rclpy.parameter import Parameter
-    from rosidl_runtime_py.utilities import get_interface
     node = DynamicsNode(parameter_overrides=[Parameter(
         "robot_description_file", value=str(REPO / "urdf" / "rd_ur5e.urdf"))])
-    try:
-        topics = dict(node.get_topic_names_and_types())
-        services = dict(node.get_service_names_and_types())
+    try:       # its own and its joint-state helper's (other processes may share the domain)
+        topics, services = graph_of(node)
     finally:
         node.destroy_node()
     checked = 0
@@ -170,11 +169,11 @@ def test_ros_blocks_name_what_the_package_has(ros):
                     kind = full_name(words[words.index(name) + 1], "msg")
                     assert kind in topics[name], where
                     message = yaml.safe_load(words[words.index(name) + 2])
-                    check_fields(get_interface(kind)(), message, where)
+                    check_fields(interface(kind)(), message, where)
             elif words[:3] == ["ros2", "service", "call"]:
                 name, kind = words[3], full_name(words[4], "srv")
                 assert name in services and kind in services[name], where
-                check_fields(get_interface(kind).Request(), yaml.safe_load(words[5]), where)
+                check_fields(interface(kind).Request(), yaml.safe_load(words[5]), where)
             elif words[:3] == ["ros2", "lifecycle", "set"]:
                 assert words[4] in ("configure", "activate", "deactivate", "cleanup",
                                     "shutdown"), where
@@ -184,10 +183,35 @@ def test_ros_blocks_name_what_the_package_has(ros):
     assert checked >= 15, checked
 
 
+def interface(kind):
+    """The message or service class of 'pkg/msg/Type' (or 'pkg/srv/Type')."""
+    package, folder, name = kind.split("/")
+    return getattr(importlib.import_module(f"{package}.{folder}"), name)
+
+
 def full_name(kind, folder):
     """pkg/Type as `ros2 topic pub` also takes it → pkg/msg/Type (or pkg/srv/Type)."""
     parts = kind.split("/")
     return kind if len(parts) == 3 else f"{parts[0]}/{folder}/{parts[1]}"
+
+
+def graph_of(node, guard=30.0):
+    """(topics, services) of dynamics_node and its joint-state helper as the ROS graph shows
+    them, once it shows the helper's `/joint_states` (the graph takes in new entities
+    asynchronously; the guard is only against a hang)."""
+    import time
+    give_up = time.monotonic() + guard
+    while True:
+        topics, services = {}, {}
+        for name in ("dynamics_node", "dynamics_node_joint_states"):
+            for query in (node.get_publisher_names_and_types_by_node,
+                          node.get_subscriber_names_and_types_by_node):
+                topics.update(dict(query(name, "/")))
+            services.update(dict(node.get_service_names_and_types_by_node(name, "/")))
+        if {"/joint_states", "/dynamics_node/commands"} <= set(topics) and \
+                "/dynamics_node/inverse_dynamics" in services or time.monotonic() > give_up:
+            return topics, services
+        time.sleep(0.01)
 
 
 def check_fields(message, values, where):
