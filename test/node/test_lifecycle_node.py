@@ -163,28 +163,29 @@ def test_only_a_managed_node_offers_the_lifecycle_interface(ros):
     from rclpy.parameter import Parameter
     from robo_dynamics.ros.dynamics_node.node import DynamicsNode
     for managed in (False, True):
+        name = f"lifecycle_probe_{managed}".lower()  # a name no other process of the domain has
         node = DynamicsNode(parameter_overrides=[
-            Parameter("robot_description_file", value=URDF), Parameter("managed", value=managed)])
+            Parameter("robot_description_file", value=URDF), Parameter("managed", value=managed)],
+            cli_args=["--ros-args", "-r", f"__node:={name}"])
         try:
-            # this node's own (other processes of the domain may run a /dynamics_node too),
-            # once the graph shows it (its parameter services: every node has them)
-            services, topics = own_graph(node)
+            services, topics = own_graph(node, name)
         finally:
             node.destroy_node()
-        lifecycle = {"/dynamics_node/change_state", "/dynamics_node/get_state"}
+        lifecycle = {f"/{name}/change_state", f"/{name}/get_state"}
         assert (lifecycle <= set(services)) == managed, sorted(services)
-        assert "/dynamics_node/transition_event" in topics, sorted(topics)
+        assert f"/{name}/transition_event" in topics, sorted(topics)
 
 
-def own_graph(node, guard=30.0):
-    """(services, published topics) of `node` as the ROS graph shows it, once it shows its
-    parameter services (the graph takes in a new node's entities asynchronously)."""
+def own_graph(node, name, guard=30.0):
+    """(services, published topics) of the node `name` as the ROS graph shows it, once it
+    shows its parameter services and its commands (the graph takes in a new node's
+    entities asynchronously; the guard is only against a hang)."""
     import time
-    give_up = time.monotonic() + guard           # only against a hang
+    give_up = time.monotonic() + guard
     while True:
-        services = dict(node.get_service_names_and_types_by_node("dynamics_node", "/"))
-        topics = dict(node.get_publisher_names_and_types_by_node("dynamics_node", "/"))
-        if "/dynamics_node/describe_parameters" in services and "/dynamics_node/commands" \
-                in topics or time.monotonic() > give_up:
+        services = dict(node.get_service_names_and_types_by_node(name, "/"))
+        topics = dict(node.get_publisher_names_and_types_by_node(name, "/"))
+        if f"/{name}/describe_parameters" in services and f"/{name}/commands" in topics \
+                or time.monotonic() > give_up:
             return services, topics
         time.sleep(0.01)

@@ -139,8 +139,15 @@ def test_ros_blocks_name_what_the_package_has(ros):
     from rclpy.parameter import Parameter
     node = DynamicsNode(parameter_overrides=[Parameter(
         "robot_description_file", value=str(REPO / "urdf" / "rd_ur5e.urdf"))])
-    try:       # its own and its joint-state helper's (other processes may share the domain)
-        topics, services = graph_of(node)
+    try:       # what it and its joint-state helper create (not the graph: other processes
+        topics, services = {}, {}           # of the domain may run a /dynamics_node too)
+        for owner in (node, node.joint_states.node):
+            for entity in (*owner.publishers, *owner.subscriptions):
+                topics.setdefault(owner.resolve_topic_name(entity.topic_name), []).append(
+                    type_name(entity.msg_type))
+            for service in owner.services:
+                services.setdefault(owner.resolve_service_name(service.srv_name), []).append(
+                    type_name(service.srv_type))
     finally:
         node.destroy_node()
     checked = 0
@@ -195,23 +202,10 @@ def full_name(kind, folder):
     return kind if len(parts) == 3 else f"{parts[0]}/{folder}/{parts[1]}"
 
 
-def graph_of(node, guard=30.0):
-    """(topics, services) of dynamics_node and its joint-state helper as the ROS graph shows
-    them, once it shows the helper's `/joint_states` (the graph takes in new entities
-    asynchronously; the guard is only against a hang)."""
-    import time
-    give_up = time.monotonic() + guard
-    while True:
-        topics, services = {}, {}
-        for name in ("dynamics_node", "dynamics_node_joint_states"):
-            for query in (node.get_publisher_names_and_types_by_node,
-                          node.get_subscriber_names_and_types_by_node):
-                topics.update(dict(query(name, "/")))
-            services.update(dict(node.get_service_names_and_types_by_node(name, "/")))
-        if {"/joint_states", "/dynamics_node/commands"} <= set(topics) and \
-                "/dynamics_node/inverse_dynamics" in services or time.monotonic() > give_up:
-            return topics, services
-        time.sleep(0.01)
+def type_name(kind):
+    """'pkg/msg/Type' (or srv) of a message or service class."""
+    package, folder = kind.__module__.split(".")[:2]
+    return f"{package}/{folder}/{kind.__name__}"
 
 
 def check_fields(message, values, where):
