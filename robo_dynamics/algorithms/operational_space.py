@@ -100,3 +100,27 @@ def operational_space_inertia_batch(J, M, kappa_max=KAPPA_MAX):
                                         np.where(active > ROUNDING * sigma[..., 5:], active,
                                                  0.0) / threshold ** 2)
     return (U * inverse[..., None, :]) @ np.swapaxes(U, -1, -2)
+
+
+def reflected_mass(J_v, M_inv, directions=None):
+    """The mass [kg] a point carries into a push: m(u) = 1 / (uᵀ J_v M⁻¹ J_vᵀ u) along unit
+    u (Khatib, "Inertial properties in robotic manipulation", 1995), J_v (3, n) the point's
+    linear Jacobian [base axes], M_inv (n, n) = M(q)⁻¹. Not uᵀ Λ_vv u (the translational
+    block of Λ holds the orientation still and overstates it).
+
+    directions (k, 3): the masses along those (inf where the arm cannot move the point that
+    way). None: (masses (3,), axes (3, 3)), the principal masses and their directions
+    (columns), from the eigen-decomposition of J_v M⁻¹ J_vᵀ; inf where an eigenvalue is
+    below 1e-12 of the largest (a singular direction)."""
+    A = J_v @ M_inv @ J_v.T
+    A = 0.5 * (A + A.T)
+    if directions is not None:
+        u = np.atleast_2d(np.asarray(directions, dtype=float))
+        u = u / np.linalg.norm(u, axis=1, keepdims=True)
+        mobility = np.einsum("ki,ij,kj->k", u, A, u)
+        with np.errstate(divide="ignore"):
+            return np.where(mobility > 1e-12 * np.trace(A), 1.0 / mobility, np.inf)
+    sigma, axes = np.linalg.eigh(A)
+    with np.errstate(divide="ignore"):
+        masses = np.where(sigma > 1e-12 * sigma.max(), 1.0 / sigma, np.inf)
+    return masses, axes

@@ -245,6 +245,8 @@ DYNAMICS_NODE = {
                                 READ_ONLY),
     "marker_rate": Spec(10.0, DOUBLE, "Rate [Hz] of the rviz2 markers and the tip wrench; 0 "
                         "disables them.", RUNTIME),
+    "marker_labels": Spec(True, BOOL, "Whether ~/markers carries the table of gravity "
+                          "torques beside the base.", RUNTIME),
     "diagnostics_rate": Spec(1.0, DOUBLE, "Rate [Hz] of /diagnostics.", RUNTIME),
     "thread_priority": Spec(0, INTEGER,
                             "SCHED_FIFO priority (1-99) of the thread that takes joint_states "

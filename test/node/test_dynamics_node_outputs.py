@@ -8,6 +8,7 @@ domain id of its own before rclpy is imported)."""
 import math
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
@@ -166,10 +167,29 @@ def test_set_point_topic_gives_computed_torque(harness):
 
 @pytest.mark.parametrize("harness", [{"marker_rate": 20.0}], indirect=True)
 def test_markers_and_tip_wrench(harness):
+    """The mass a person feels at the tip, its centres of mass, the table of gravity
+    torques; the ellipsoid's semi-axis along each of its axes u is the mass a push along u
+    accelerates (F / (u · J_v M⁻¹ J_vᵀ u F): Pinocchio's forward dynamics from rest under
+    the push alone) × the documented scale (a quarter of the reach per the arm's mass)."""
     harness.stream("markers")
     markers = harness.inbox["markers"][-1].markers
     namespaces = {m.ns for m in markers}
-    assert namespaces == {"lambda_ellipsoid", "centre_of_mass", "gravity_torque"}
+    assert namespaces == {"reflected_mass", "centre_of_mass", "gravity_torques"}
+    reach = 0.1625 + 0.425 + 0.3922 + 0.1333 + 0.0997 + 0.0996          # rd_ur5e's DH offsets
+    mass = 3.761 + 8.058 + 2.846 + 1.37 + 1.3 + 0.365                    # its link masses
+    (ellipsoid,) = [m for m in markers if m.ns == "reflected_mass"]
+    o = ellipsoid.pose.orientation
+    axes = Rotation.from_quat([o.x, o.y, o.z, o.w]).as_matrix()
+    q = harness.node.controller.measured_state()[0]
+    J_v = REF.jacobian(q)[:3]
+    for k, semi in enumerate(np.array([ellipsoid.scale.x, ellipsoid.scale.y,
+                                       ellipsoid.scale.z]) / 2.0):
+        u = axes[:, k]
+        push = J_v.T @ (10.0 * u)                                         # 10 N along u
+        a = J_v @ REF.forward_dynamics(q, np.zeros(6), push + REF.gravity(q))
+        assert semi == pytest.approx(0.25 * reach / mass * 10.0 / (u @ a), rel=1e-6)
+    (table,) = [m for m in markers if m.ns == "gravity_torques"]
+    assert all(f"{name}: {t:+.2f} N·m" in table.text for name, t in zip(NAMES, REF.gravity(q)))
     com = [m for m in markers if m.ns == "centre_of_mass"]
     assert [m.header.frame_id for m in com] == list(ROBOT.body_links)
     np.testing.assert_allclose([com[1].pose.position.x, com[1].pose.position.y,

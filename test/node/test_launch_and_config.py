@@ -4,7 +4,9 @@ installable here); the real launch check runs where launch_ros is importable."""
 import ast
 import importlib.util
 import math
+import pathlib
 
+import numpy as np
 import pytest
 import yaml
 
@@ -17,8 +19,6 @@ LAUNCH = REPO / "launch" / "dynamics.launch.py"
 CONFIGS = sorted(path for path in (REPO / "config").glob("*.yaml")   # the node's params files
                  if path.name != "moveit_controllers.yaml")
 NODE_KEY = "/**/dynamics_node"   # a params file's key: dynamics_node in any namespace
-NODE_TOPICS = {"/dynamics_node/markers", "/dynamics_node/tip_wrench",
-               "/dynamics_node/gravity_torques", "/robot_description"}
 
 
 def launch_nodes():
@@ -93,20 +93,46 @@ def test_node_starts_from_each_parameter_file_in_any_namespace(urdf, config, nam
         node.destroy_node()
 
 
-def test_rviz_config_shows_what_the_node_publishes():
-    config = yaml.safe_load((REPO / "config" / "dynamics.rviz").read_text())
-    manager = config["Visualization Manager"]
+@pytest.mark.parametrize("namespace, urdf", [("", "rd_ur5e.urdf"),
+                                             ("cell/left", "rd_palletizer.urdf")])
+def test_rviz_config_shows_what_the_node_publishes_in_its_namespace(namespace, urdf, ros):
+    """The config the launch file gives rviz2 (ros/rviz.config_file) for an arm in a
+    namespace: every display's topic is one the node in that namespace publishes or
+    robot_state_publisher's description there, the fixed frame the URDF's root link, and
+    the wrench arrows at the documented scale: the arm's weight (its links' masses) draws
+    half its reach (the longest path of joint offsets)."""
+    from rclpy.parameter import Parameter
+    import xml.etree.ElementTree as ET
+    from robo_dynamics.ros.rviz import config_file
+    text = (REPO / "urdf" / urdf).read_text()
+    path = config_file(str(REPO / "config" / "dynamics.rviz"), text, namespace)
+    manager = yaml.safe_load(pathlib.Path(path).read_text())["Visualization Manager"]
+    pathlib.Path(path).unlink()
     assert manager["Global Options"]["Fixed Frame"] == "base_link"
     classes = {d["Class"] for d in manager["Displays"]}
     assert {"rviz_default_plugins/RobotModel", "rviz_default_plugins/TF",
             "rviz_default_plugins/MarkerArray", "rviz_default_plugins/Wrench",
             "rviz_default_plugins/Effort"} <= classes
-    topics = set()
-    for display in manager["Displays"]:
-        for key in ("Topic", "Description Topic"):
-            if key in display:
-                topics.add(display[key]["Value"])
-    assert topics == NODE_TOPICS
+    topics = {display[key]["Value"] for display in manager["Displays"]
+              for key in ("Topic", "Description Topic") if key in display}
+    node = DynamicsNode(parameter_overrides=[Parameter("robot_description_file",
+                                                       value=str(REPO / "urdf" / "rd_ur5e.urdf"))],
+                        cli_args=["--ros-args", "-r", f"__ns:=/{namespace}"])
+    try:
+        published = {node.resolve_topic_name(p.topic_name) for p in node.publishers}
+    finally:
+        node.destroy_node()
+    prefix = f"/{namespace}" if namespace else ""
+    assert topics - {f"{prefix}/robot_description"} <= published, topics - published
+    assert f"{prefix}/robot_description" in topics and len(topics) == 4
+    root = ET.fromstring(text)
+    mass = sum(float(m.get("value")) for m in root.iter("mass"))
+    (wrench,) = [d for d in manager["Displays"] if d["Class"] == "rviz_default_plugins/Wrench"]
+    reach = {"rd_ur5e.urdf": 0.1625 + 0.425 + 0.3922 + 0.1333 + 0.0997 + 0.0996,
+             # palletizer: turret 0.3, shoulder (0.15, 0, 0.35), upper arm 0.8, forearm 1.0,
+             # tool flange 0.2 below the wrist
+             "rd_palletizer.urdf": 0.3 + np.hypot(0.15, 0.35) + 0.8 + 1.0 + 0.2}[urdf]
+    assert wrench["Force Arrow Scale"] == pytest.approx(0.5 * reach / (mass * 9.81), abs=1e-6)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("launch_ros") is None,

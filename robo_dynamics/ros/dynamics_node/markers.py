@@ -1,17 +1,27 @@
-"""What the node draws in rviz2: the Λ ellipsoid at the tip, link centres of mass, each
-joint's gravity torque, and in a Cartesian mode the target frame, the stiffness ellipsoid
-and the wrench the law commands. Frames are URDF link names, so markers line up with the TF tree
-that robot_state_publisher broadcasts from the same description."""
+"""What the node draws in rviz2, sized by the arm (ros/rviz.ArmScale: its reach and mass):
+the mass a person would feel at the tip (an ellipsoid), the links' centres of mass, a
+table of the gravity torques beside the base, and in a Cartesian mode the target frame,
+the stiffness ellipsoid and the force the law commands. Colours: no two markers that meet
+at the tip share one (docs/node.md, "In rviz2"). Frames are URDF link names, so markers
+line up with the TF tree that robot_state_publisher broadcasts from the same description."""
+
+import functools
 
 import numpy as np
 from geometry_msgs.msg import Point, Quaternion, Vector3, WrenchStamped
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
-NAMESPACE_LAMBDA, NAMESPACE_COM, NAMESPACE_TORQUE = "lambda_ellipsoid", "centre_of_mass", \
-    "gravity_torque"
+from ...algorithms.operational_space import reflected_mass
+from ..rviz import arm_scale
+
+NAMESPACE_MASS, NAMESPACE_MASS_NOTE = "reflected_mass", "reflected_mass_note"
+NAMESPACE_COM, NAMESPACE_TORQUE = "centre_of_mass", "gravity_torques"
 NAMESPACE_TARGET, NAMESPACE_STIFFNESS, NAMESPACE_WRENCH = "cartesian_target", \
     "stiffness_ellipsoid", "cartesian_wrench"
+COLOURS = {"mass": (0.2, 0.5, 1.0, 0.45), "com": (1.0, 0.5, 0.0, 0.9),
+           "text": (1.0, 1.0, 1.0, 1.0), "stiffness": (0.7, 0.3, 0.9, 0.3),
+           "force": (1.0, 0.85, 0.0, 1.0)}    # target axes: red, green, blue (x, y, z)
 
 
 def quaternion_from_matrix(R):
@@ -41,20 +51,34 @@ def _marker(header, namespace, index, kind, color, frame_id=None):
     return marker
 
 
-def lambda_ellipsoid(header, tip_position, Lambda, metres_per_kg=0.02, max_axis=1.0):
-    """Ellipsoid at the tip (header.frame_id = base link) whose semi-axes lie along the
-    eigenvectors of the translational block of Λ, each as long as the effective mass in
-    that direction times `metres_per_kg` (capped at max_axis m)."""
-    mass, axes = np.linalg.eigh(0.5 * (Lambda[:3, :3] + Lambda[:3, :3].T))
+def reflected_mass_markers(header, tip_position, J_v, M_inv, scale):
+    """At the tip (header.frame_id = base link): the ellipsoid of the mass a person would
+    feel pushing it, m(u) = 1/(uᵀ J_v M⁻¹ J_vᵀ u), its semi-axes along the principal
+    directions, scale.metres_per_kg long per kg; each at most half the reach. Where one is
+    clipped (near a singularity the mass along some direction grows without bound), a text
+    beside it says so and gives the mass."""
+    masses, axes = reflected_mass(J_v, M_inv)
     if np.linalg.det(axes) < 0.0:
         axes[:, 0] = -axes[:, 0]
-    marker = _marker(header, NAMESPACE_LAMBDA, 0, Marker.SPHERE, (0.2, 0.6, 1.0, 0.5))
-    marker.pose.position = Point(x=float(tip_position[0]), y=float(tip_position[1]),
-                                 z=float(tip_position[2]))
+    marker = _marker(header, NAMESPACE_MASS, 0, Marker.SPHERE, COLOURS["mass"])
+    marker.pose.position = _point(tip_position)
     marker.pose.orientation = quaternion_from_matrix(axes)
-    diameters = np.clip(2.0 * metres_per_kg * np.maximum(mass, 0.0), 1e-3, 2.0 * max_axis)
+    cap = 0.5 * scale.reach
+    semi = np.minimum(scale.metres_per_kg * masses, cap)
+    diameters = np.maximum(2.0 * semi, 1e-3)
     marker.scale = Vector3(x=float(diameters[0]), y=float(diameters[1]), z=float(diameters[2]))
-    return marker
+    markers = [marker]
+    if np.any(scale.metres_per_kg * masses > cap):
+        note = _marker(header, NAMESPACE_MASS_NOTE, 0, Marker.TEXT_VIEW_FACING,
+                       COLOURS["text"])
+        note.pose.position = _point(np.asarray(tip_position) + [0.0, 0.0, 0.6 * cap])
+        heaviest = float(np.max(masses))
+        note.text = ("tip mass clipped: " + ("no motion" if not np.isfinite(heaviest)
+                                             else f"{heaviest:.0f} kg") +
+                     " along one direction (near a singularity)")
+        note.scale.z = scale.label_height
+        markers.append(note)
+    return markers
 
 
 def _point(p):
@@ -68,22 +92,25 @@ def _arrow(header, namespace, index, color, start, end, shaft=0.01):
     return marker
 
 
-def cartesian_markers(header, R_d, p_d, K, p_tip, F, lifetime, axis_length=0.1,
-                      metres_per_stiffness=2e-4, metres_per_newton=0.01, max_size=1.0):
+def cartesian_markers(header, R_d, p_d, K, p_tip, F, lifetime, scale, max_stiffness):
     """In the base frame (header.frame_id): the target frame (R_d, p_d [m]) as red, green and
-    blue arrows `axis_length` long; the ellipsoid of the translational stiffness K[:3, :3]
-    at p_d, its semi-axes along K's eigenvectors, each k [N/m] × metres_per_stiffness long;
-    the commanded force F[:3] [N] as an arrow from the tip p_tip, metres_per_newton per N
-    (sizes capped at max_size m). Each marker disappears after `lifetime` [s] unless
-    refreshed, so none outlives the mode."""
+    blue arrows, reach/8 long; the ellipsoid of the translational stiffness K[:3, :3] at
+    p_d, its semi-axes along K's eigenvectors, a quarter of the reach at `max_stiffness`
+    [N/m]; the commanded force F[:3] [N] as an arrow from the tip p_tip,
+    scale.metres_per_newton per N (sizes capped at half the reach). Each marker disappears
+    after `lifetime` [s] unless refreshed, so none outlives the mode."""
     R_d, p_d, p_tip = (np.asarray(x, dtype=float) for x in (R_d, p_d, p_tip))
-    markers = [_arrow(header, NAMESPACE_TARGET, i, color, p_d, p_d + axis_length * R_d[:, i])
+    axis_length, max_size = scale.reach / 8.0, 0.5 * scale.reach
+    metres_per_stiffness = 0.25 * scale.reach / max_stiffness
+    metres_per_newton = scale.metres_per_newton
+    markers = [_arrow(header, NAMESPACE_TARGET, i, color, p_d, p_d + axis_length * R_d[:, i],
+                      shaft=scale.reach / 150.0)
                for i, color in enumerate(((1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0),
                                           (0.0, 0.0, 1.0, 1.0)))]
     k, axes = np.linalg.eigh(0.5 * (K[:3, :3] + K[:3, :3].T))
     if np.linalg.det(axes) < 0.0:
         axes[:, 0] = -axes[:, 0]
-    ellipsoid = _marker(header, NAMESPACE_STIFFNESS, 0, Marker.SPHERE, (0.9, 0.3, 0.9, 0.35))
+    ellipsoid = _marker(header, NAMESPACE_STIFFNESS, 0, Marker.SPHERE, COLOURS["stiffness"])
     ellipsoid.pose.position = _point(p_d)
     ellipsoid.pose.orientation = quaternion_from_matrix(axes)
     diameters = np.clip(2.0 * metres_per_stiffness * np.maximum(k, 0.0), 1e-3, 2.0 * max_size)
@@ -94,64 +121,75 @@ def cartesian_markers(header, R_d, p_d, K, p_tip, F, lifetime, axis_length=0.1,
     length = np.linalg.norm(force)
     if length > max_size:
         force *= max_size / length
-    markers.append(_arrow(header, NAMESPACE_WRENCH, 0, (1.0, 0.8, 0.0, 1.0), p_tip,
-                          p_tip + force))
+    markers.append(_arrow(header, NAMESPACE_WRENCH, 0, COLOURS["force"], p_tip, p_tip + force,
+                          shaft=scale.reach / 100.0))
     seconds = int(lifetime)
     for marker in markers:
         marker.lifetime.sec, marker.lifetime.nanosec = seconds, int(1e9 * (lifetime - seconds))
     return markers
 
 
-def centre_of_mass_markers(header, model, metres_per_kg=0.01):
-    """A sphere at every body's centre of mass, in that body's link frame, sized by mass."""
+def centre_of_mass_markers(header, model, scale):
+    """A sphere at every body's centre of mass, in that body's link frame: a tenth of the
+    reach for a body of the arm's whole mass, by the cube root (volume ∝ mass), at least a
+    hundredth."""
     markers = []
     for i, link in enumerate(model.body_links):
-        marker = _marker(header, NAMESPACE_COM, i, Marker.SPHERE, (1.0, 0.5, 0.0, 0.9), link)
-        c = model.com[i]
-        marker.pose.position = Point(x=float(c[0]), y=float(c[1]), z=float(c[2]))
-        d = float(np.clip(metres_per_kg * model.mass[i], 0.01, 0.15))
+        marker = _marker(header, NAMESPACE_COM, i, Marker.SPHERE, COLOURS["com"], link)
+        marker.pose.position = _point(model.com[i])
+        share = max(float(model.mass[i]), 0.0) / scale.mass
+        d = float(np.clip(0.1 * scale.reach * share ** (1.0 / 3.0), scale.reach / 100.0,
+                          scale.reach / 10.0))
         marker.scale = Vector3(x=d, y=d, z=d)
         markers.append(marker)
     return markers
 
 
-def torque_markers(header, model, tau):
-    """The gravity torque of each joint as text at the joint (its child link's origin)."""
-    markers = []
-    for i, name in enumerate(model.joint_names):
-        link = model.body_links[model.body_joints.index(name)]
-        marker = _marker(header, NAMESPACE_TORQUE, i, Marker.TEXT_VIEW_FACING,
-                         (1.0, 1.0, 1.0, 1.0), link)
-        unit = "N" if model.joint_types[i] == "prismatic" else "N·m"
-        marker.text = f"{name}: {tau[i]:+.2f} {unit}"
-        marker.scale.z = 0.04
-        markers.append(marker)
-    return markers
+def torque_table(header, model, tau, scale):
+    """The joints' gravity torques as one text, a line each, beside the base (header.frame_id)
+    a fifth of the reach below it: labels at the joints would overlap where joints
+    meet (a wrist's three)."""
+    lines = [f"{name}: {tau[i]:+.2f} {'N' if model.joint_types[i] == 'prismatic' else 'N·m'}"
+             for i, name in enumerate(model.joint_names)]
+    marker = _marker(header, NAMESPACE_TORQUE, 0, Marker.TEXT_VIEW_FACING, COLOURS["text"])
+    marker.text = "gravity torques\n" + "\n".join(lines)
+    marker.pose.position = Point(x=0.0, y=-0.3 * scale.reach, z=-0.2 * scale.reach)
+    marker.scale.z = scale.label_height
+    return marker
 
 
-def marker_array(header, model, tip_position, Lambda, tau_gravity, cartesian=()):
-    """All markers for one state; header.frame_id must be the base link. cartesian: the
-    markers of cartesian_markers, if any."""
-    markers = [lambda_ellipsoid(header, tip_position, Lambda)]
-    markers += centre_of_mass_markers(header, model)
-    markers += torque_markers(header, model, tau_gravity)
+def marker_array(header, model, tip_position, J_v, M_inv, tau_gravity, scale, labels=True,
+                 cartesian=()):
+    """All markers for one state; header.frame_id must be the base link. labels: the table
+    of gravity torques; cartesian: the markers of cartesian_markers, if any."""
+    markers = reflected_mass_markers(header, tip_position, J_v, M_inv, scale)
+    markers += centre_of_mass_markers(header, model, scale)
+    if labels:
+        markers.append(torque_table(header, model, tau_gravity, scale))
     return MarkerArray(markers=markers + list(cartesian))
 
 
-def publish(live, outputs, clock, rate):
+@functools.lru_cache(maxsize=4)
+def _scale(urdf_xml):
+    return arm_scale(urdf_xml)
+
+
+def publish(live, outputs, clock, rate, shown):
     """~/markers and ~/tip_wrench (outputs: the node's Outputs) at the latest state of
     `live` (live.py); clock: the node's rclpy Clock (the stamps); rate [Hz]: marker_rate,
-    > 0 (this runs on its timer; the Cartesian markers last three periods). The dynamics
-    under the lock (the solver is the joint-state thread's too); building and publishing
-    the messages, most of the time (about half a millisecond), outside it, so that a joint
-    state never waits for them."""
+    > 0 (this runs on its timer; the Cartesian markers last three periods); shown:
+    {"labels": marker_labels, "max_stiffness": the largest translational
+    cartesian.max_stiffness [N/m]}. The dynamics under the lock (the solver is the
+    joint-state thread's too); building and publishing the messages outside it, so that a
+    joint state never waits for them."""
     with live.lock:
         if live.controller is None or not live.controller.running:
             return
         try:
             (q, qd), model, solver = live.controller.measured_state(), live.model, live.solver
             R_tip, p_tip = solver.tip_pose(q)
-            result = solver.operational_space(q, np.zeros_like(q))
+            J_v, M_inv = solver.jacobian(q)[:3], solver.mass_matrix_inverse(q)
+            wrench = solver.operational_space(q, np.zeros_like(q)).gravity_wrench
             tau_g = solver.gravity(q)
             target = live.controller.cartesian_target()
             F = None if target is None else target.commanded_wrench(
@@ -160,17 +198,19 @@ def publish(live, outputs, clock, rate):
             live.failed(exc, "markers")
             return
     try:
+        scale = _scale(model.urdf_xml)
         header = Header(stamp=clock.now().to_msg(), frame_id=model.base_link)
         cartesian = () if F is None or not np.all(np.isfinite(F)) else cartesian_markers(
-            header, target.R_d, target.p_d, target.K, p_tip, F, lifetime=3.0 / rate)
-        if np.all(np.isfinite(result.Lambda)):
-            outputs.markers.publish(marker_array(header, model, p_tip, result.Lambda,
-                                                      tau_g, cartesian))
-        force, torque = R_tip.T @ result.gravity_wrench[:3], R_tip.T @ result.gravity_wrench[3:]
+            header, target.R_d, target.p_d, target.K, p_tip, F, 3.0 / rate, scale,
+            shown["max_stiffness"])
+        if np.all(np.isfinite(J_v)) and np.all(np.isfinite(M_inv)):
+            outputs.markers.publish(marker_array(header, model, p_tip, J_v, M_inv, tau_g,
+                                                 scale, shown["labels"], cartesian))
+        force, torque = R_tip.T @ wrench[:3], R_tip.T @ wrench[3:]
         msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=model.tip_link))
         (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = force.tolist()
         (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = torque.tolist()
-        if np.all(np.isfinite(result.gravity_wrench)):
+        if np.all(np.isfinite(wrench)):
             outputs.tip_wrench.publish(msg)
     except Exception as exc:
         with live.lock:

@@ -167,10 +167,12 @@ class DynamicsNode(Lifecycle, Node):
     def _restart_timers(self):
         rate = {name: self.get_parameter(f"{name}_rate").value
                 for name in ("cross_check", "marker", "diagnostics")}
+        shown = {"labels": self.get_parameter("marker_labels").value, "max_stiffness": max(
+            self.get_parameter("cartesian.max_stiffness").value[:3])}
         restart_timers(self, self._periodic, {
             "cross_check": (rate["cross_check"], self.cross_check.request),
             "markers": (rate["marker"], lambda: markers.publish(
-                self.live, self.outputs, self.get_clock(), rate["marker"])),
+                self.live, self.outputs, self.get_clock(), rate["marker"], shown)),
             "diagnostics": (rate["diagnostics"], self._publish_diagnostics)})
 
     def _publish_diagnostics(self):
