@@ -15,7 +15,7 @@ TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 3 ? n + 1 : 4 )))
 INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/*/*.action \
                          interfaces/*/CMakeLists.txt interfaces/*/package.xml)
 
-.PHONY: demo test unit venv clean bench soak corpus workspace matrix held demo-output
+.PHONY: demo test unit venv clean bench soak corpus workspace matrix held demo-output pictures
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.demo
@@ -71,6 +71,11 @@ held: $(STAMP)
 # the demo's whole output, written into docs/demo.md (a full run: about four minutes)
 demo-output: $(STAMP)
 	$(PY) scripts/figures.py docs/demo.md demo-output -- $(PY) -m robo_dynamics.demo
+
+# the default rviz2 views of the shipped arms, drawn headless from the node's markers:
+# docs/images/ (docs/node.md, "In rviz2")
+pictures: $(STAMP)
+	PYTHONPATH=.:test:test/support $(PY) test/support/rviz_view.py
 
 # colcon workspace in build/ws against the venv's wheel-based ROS 2 (docs/install.md: ROS 2 workspace)
 workspace: $(STAMP)

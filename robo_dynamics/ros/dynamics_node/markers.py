@@ -65,17 +65,21 @@ def reflected_mass_markers(header, tip_position, J_v, M_inv, scale):
     marker.pose.orientation = quaternion_from_matrix(axes)
     cap = 0.5 * scale.reach
     semi = np.minimum(scale.metres_per_kg * masses, cap)
+    if J_v.shape[1] < 3:            # directions fewer joints can never move the tip along:
+        semi[~np.isfinite(masses)] = 0.0      # flat, in the plane (or line) it moves in
     diameters = np.maximum(2.0 * semi, 1e-3)
     marker.scale = Vector3(x=float(diameters[0]), y=float(diameters[1]), z=float(diameters[2]))
     markers = [marker]
-    if np.any(scale.metres_per_kg * masses > cap):
+    clipped = scale.metres_per_kg * masses > cap
+    if J_v.shape[1] < 3:            # fewer joints than directions: some never move (no note)
+        clipped &= np.isfinite(masses)
+    if np.any(clipped):
         note = _marker(header, NAMESPACE_MASS_NOTE, 0, Marker.TEXT_VIEW_FACING,
                        COLOURS["text"])
         note.pose.position = _point(np.asarray(tip_position) + [0.0, 0.0, 0.6 * cap])
-        heaviest = float(np.max(masses))
-        note.text = ("tip mass clipped: " + ("no motion" if not np.isfinite(heaviest)
-                                             else f"{heaviest:.0f} kg") +
-                     " along one direction (near a singularity)")
+        heaviest = float(np.max(masses[clipped]))
+        note.text = "tip mass clipped:\n" + (
+            "singular" if not np.isfinite(heaviest) else f"{heaviest:.0f} kg, near singular")
         note.scale.z = scale.label_height
         markers.append(note)
     return markers
@@ -146,14 +150,16 @@ def centre_of_mass_markers(header, model, scale):
 
 
 def torque_table(header, model, tau, scale):
-    """The joints' gravity torques as one text, a line each, beside the base (header.frame_id)
-    a fifth of the reach below it: labels at the joints would overlap where joints
-    meet (a wrist's three)."""
-    lines = [f"{name}: {tau[i]:+.2f} {'N' if model.joint_types[i] == 'prismatic' else 'N·m'}"
+    """The joints' gravity torques as one text, a line each, below the base
+    (header.frame_id), its top a fifth of the reach under it, where the arm seldom is:
+    labels at the joints would overlap where joints meet (a wrist's three)."""
+    lines = [f"{name}: {round(float(tau[i]), 2) + 0.0:+.2f} "      # + 0.0: no "-0.00"
+             f"{'N' if model.joint_types[i] == 'prismatic' else 'N·m'}"
              for i, name in enumerate(model.joint_names)]
     marker = _marker(header, NAMESPACE_TORQUE, 0, Marker.TEXT_VIEW_FACING, COLOURS["text"])
     marker.text = "gravity torques\n" + "\n".join(lines)
-    marker.pose.position = Point(x=0.0, y=-0.3 * scale.reach, z=-0.2 * scale.reach)
+    height = 1.2 * scale.label_height * (len(lines) + 1)          # as rviz2 spaces lines
+    marker.pose.position = Point(x=0.0, y=0.0, z=-0.2 * scale.reach - 0.5 * height)
     marker.scale.z = scale.label_height
     return marker
 

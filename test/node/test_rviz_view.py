@@ -1,0 +1,92 @@
+"""What a user sees in rviz2 (issue 62), rendered headless from the node's markers
+(support/rviz_view.py: the URDF's visuals and the MarkerArray placed by the arm's
+kinematics, projected along the default view of the config the launch file generates):
+the arm drawn, every marker in a frame of the arm, sizes in proportion to the arm, labels
+that do not overlap each other or the arm, and no colour repeated at the tip."""
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+from node_harness import NAMES, Q, REF, backend, harness, ros_context  # noqa: F401
+from rviz_view import VIEWS, View, shipped_view
+
+
+def segment_box_distance(a, b, box, samples=50):
+    """[m] the least distance from the projected segment a–b to the box (0 inside)."""
+    x0, y0, x1, y1 = box
+    points = a + np.linspace(0.0, 1.0, samples)[:, None] * (b - a)
+    dx = np.maximum(np.maximum(x0 - points[:, 0], points[:, 0] - x1), 0.0)
+    dy = np.maximum(np.maximum(y0 - points[:, 1], points[:, 1] - y1), 0.0)
+    return float(np.min(np.hypot(dx, dy)))
+
+
+def overlap(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def check(view, tip):
+    """The properties every default view must have; tip: the tool's position [m]."""
+    links = {link for link in view.tree.link_frames} | {view.tree.base_link}
+    assert view.segments(), "the arm has no visuals"
+    reach = view.scale.reach
+    for d in view.drawn:
+        assert reach / 200.0 <= d.extent <= reach, (d.ns, d.extent, reach)
+    texts = [d for d in view.drawn if d.text]
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            assert not overlap(a.box, b.box), (a.ns, b.ns)
+        for start, end, radius in view.segments():
+            gap = segment_box_distance(view.project(start), view.project(end), a.box)
+            assert gap > radius, (a.ns, gap, radius)
+    near = [d.colour for d in view.drawn if not d.text
+            and np.linalg.norm(d.position - tip) < reach / 10.0 and d.ns != "centre_of_mass"]
+    near += view.wrench_colours()
+    assert len(set(near)) == len(near), near
+    return links
+
+
+@pytest.mark.parametrize("harness", [{"marker_rate": 20.0}], indirect=True)
+def test_the_ur5e_as_the_node_draws_it(harness):
+    harness.stream("markers")
+    message = harness.inbox["markers"][-1]
+    view = View((REPO / "urdf" / "rd_ur5e.urdf").read_text(), dict(zip(NAMES, Q)), message)
+    links = check(view, REF.tip_pose(Q)[1])
+    assert {m.header.frame_id for m in message.markers} <= links
+    table = [d for d in view.drawn if d.ns == "gravity_torques"]
+    assert len(table) == 1 and len(table[0].text) == 7          # a title, six joints
+
+
+@pytest.mark.parametrize("picture", ["rd_palletizer", "two_arms_left", "two_arms_right"])
+def test_the_other_default_views(picture):
+    """The palletizer (its loop closed, the rod drawn to where it meets the forearm) and the
+    two arms of two_arms.launch.py, each in its namespace, with the markers the node's
+    builder makes there."""
+    urdf, q, namespace, xacro_args = VIEWS[picture]
+    view, model = shipped_view(urdf, q, namespace, xacro_args)
+    _, p = view.pose(model.tip_link)
+    check(view, p)
+
+
+def test_near_a_singularity_the_mass_ellipsoid_is_clipped_and_says_so():
+    """rd_ur5e with the elbow 1 mrad from straight (the tip cannot move along the arm): the
+    mass along it is in the tonnes; the ellipsoid stops at half the reach and a text says
+    why. Away from it (the default view) no note."""
+    q = dict(VIEWS["rd_ur5e"][1], elbow_joint=0.001)
+    view, _ = shipped_view("rd_ur5e.urdf", q)
+    (ellipsoid,) = [d for d in view.drawn if d.ns == "reflected_mass"]
+    assert ellipsoid.extent == pytest.approx(view.scale.reach, rel=1e-9)     # 2 × reach/2
+    (note,) = [d for d in view.drawn if d.ns == "reflected_mass_note"]
+    assert note.text[0] == "tip mass clipped:" and "near singular" in note.text[1]
+    assert float(note.text[1].split()[0]) > 100.0       # 2 × the arm: the ellipsoid's cap
+    view, _ = shipped_view("rd_ur5e.urdf", VIEWS["rd_ur5e"][1])
+    assert not [d for d in view.drawn if d.ns == "reflected_mass_note"]
+
+
+def test_the_pictures_in_the_docs_are_the_default_views():
+    """docs/node.md shows the pictures `make pictures` draws (support/rviz_view.py)."""
+    text = (REPO / "docs" / "node.md").read_text()
+    for picture in ("rviz_rd_ur5e.png", "rviz_rd_palletizer.png", "rviz_two_arms.png"):
+        assert (REPO / "docs" / "images" / picture).stat().st_size > 10_000
+        assert f"images/{picture}" in text
+    assert "pictures:" in (REPO / "Makefile").read_text()
