@@ -8,7 +8,7 @@ Starts robot_state_publisher and dynamics_node on the same robot description (a 
 the simulated arm, its effort commands wired to the node's (in lockstep on simulated time
 when use_sim_time:=true: sim_arm publishes /clock, one simulated arm per ROS domain); rviz2
 with config/dynamics.rviz when use_rviz is true (its topics moved into `namespace`, the
-fixed frame the arm's root link, arrows to the arm's scale: ros/rviz.py). params_file
+fixed frame the arm's root link, arrows to the arm's scale: rviz/config.py). params_file
 defaults to the arm's own file when the package ships one (config/<urdf name>.yaml), else
 config/dynamics.yaml. With
 managed:=true dynamics_node is a lifecycle node: activate:=true (the default) has it configure
@@ -32,7 +32,7 @@ from launch_ros.substitutions import FindPackageShare
 from robo_dynamics.ros.dynamics_node.closure_parameters import linkage_section
 from robo_dynamics.ros.launch_check import missing_packages
 from robo_dynamics.ros.parameter_tables import RANGES
-from robo_dynamics.ros.rviz import config_file, expanded
+from robo_dynamics.rviz.config import config_file, expanded
 
 ARGUMENTS = {     # name → (default, description)
     "urdf": ("", "URDF or xacro file of the arm (default: the package's urdf/rd_ur5e.urdf)"),
@@ -126,7 +126,7 @@ def start(context):
                          **linkage_section(params_file)}],   # a closed linkage's, if any
             remappings=[("effort_commands", "dynamics_node/commands")],   # the node's ~/commands
             output="screen"))
-    if flags["use_rviz"]:       # config/dynamics.rviz for this arm and namespace (ros/rviz.py)
+    if flags["use_rviz"]:       # config/dynamics.rviz for this arm and namespace (rviz/config.py)
         rviz = config_file(os.path.join(share, "config", "dynamics.rviz"),
                            expanded(urdf, value["xacro_args"]), value["namespace"])
         nodes.append(Node(package="rviz2", executable="rviz2", parameters=[sim_time],

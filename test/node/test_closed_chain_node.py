@@ -188,12 +188,18 @@ def test_a_payload_is_refused_with_the_reason_and_the_commands_go_on(node):
 
 
 def test_it_draws_the_linkage_and_its_tool_inertia_without_a_failure(node):
-    """The markers (every body's centre of mass, the motors' gravity torques, Λ at the
-    tool) come, and no computation has failed on the linkage so far."""
+    """The markers (every body's centre of mass, the table of the motors' gravity torques,
+    the mass the tool carries into a push) come, the table's torques those of the drawing
+    (∂V/∂θ, to its two decimals), and no computation has failed on the linkage so far."""
     node.stream("markers")
     markers = node.inbox["markers"][-1].markers
-    texts = [m.text for m in markers if m.text]
-    assert len(texts) == 4 and texts[1].startswith("shoulder_joint: "), texts
+    (table,) = [m.text for m in markers if m.ns == "gravity_torques"]
+    lines = table.split("\n")[1:]
+    assert [line.split(":")[0] for line in lines] == list(MOTORS), table
+    expected = holding_torque(THETA[1], THETA[2])
+    shown = [float(line.split(":")[1].split()[0]) for line in lines]
+    np.testing.assert_allclose(shown, expected, atol=0.006)
+    assert {m.ns for m in markers} >= {"reflected_mass", "centre_of_mass"}
     assert node.node.health.errors == 0
 
 

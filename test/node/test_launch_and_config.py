@@ -96,14 +96,14 @@ def test_node_starts_from_each_parameter_file_in_any_namespace(urdf, config, nam
 @pytest.mark.parametrize("namespace, urdf", [("", "rd_ur5e.urdf"),
                                              ("cell/left", "rd_palletizer.urdf")])
 def test_rviz_config_shows_what_the_node_publishes_in_its_namespace(namespace, urdf, ros):
-    """The config the launch file gives rviz2 (ros/rviz.config_file) for an arm in a
+    """The config the launch file gives rviz2 (rviz/config.config_file) for an arm in a
     namespace: every display's topic is one the node in that namespace publishes or
     robot_state_publisher's description there, the fixed frame the URDF's root link, and
     the wrench arrows at the documented scale: the arm's weight (its links' masses) draws
     half its reach (the longest path of joint offsets)."""
     from rclpy.parameter import Parameter
     import xml.etree.ElementTree as ET
-    from robo_dynamics.ros.rviz import config_file
+    from robo_dynamics.rviz.config import config_file
     text = (REPO / "urdf" / urdf).read_text()
     path = config_file(str(REPO / "config" / "dynamics.rviz"), text, namespace)
     manager = yaml.safe_load(pathlib.Path(path).read_text())["Visualization Manager"]

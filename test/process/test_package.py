@@ -267,7 +267,7 @@ def test_example_robot_data_is_found_through_its_package(tmp_path, monkeypatch):
 # the rooms of the package, from the ground floor up (docs/layout.md): each imports only
 # those before it
 ROOMS = ("(top)", "spatial", "model", "algorithms", "closed_chain", "backends", "simulation",
-         "control", "io", "identification", "ros", "demo", "cli")
+         "control", "io", "identification", "rviz", "ros", "demo", "cli")
 
 
 def package_imports(path):

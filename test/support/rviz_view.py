@@ -1,7 +1,7 @@
 """What rviz2's default view shows of an arm and the node's markers, headless: the URDF's
 visuals and the markers (a MarkerArray, as the node publishes it) placed by the arm's
 kinematics at q and projected orthographically along the view of the rviz config the
-launch file generates (ros/rviz.py). test_rviz_view.py measures sizes, overlaps, frames and
+launch file generates (rviz/config.py). test_rviz_view.py measures sizes, overlaps, frames and
 colours on it; `make pictures` (python test/support/rviz_view.py) draws the default views
 into docs/images/.
 
@@ -19,7 +19,8 @@ import yaml
 
 from robo_dynamics.closed_chain.tree import load_tree
 from robo_dynamics.closed_chain.tree_dynamics import frame_pose, tree_kinematics
-from robo_dynamics.ros.rviz import arm_scale, config_file, expanded
+from robo_dynamics.rviz.config import config_file, expanded
+from robo_dynamics.rviz.scale import arm_scale
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CHAR_WIDTH = 0.6         # × the text's height

@@ -1,4 +1,4 @@
-"""What the node draws in rviz2, sized by the arm (ros/rviz.ArmScale: its reach and mass):
+"""What the node draws in rviz2, sized by the arm (rviz/scale.ArmScale: its reach and mass):
 the mass a person would feel at the tip (an ellipsoid), the links' centres of mass, a
 table of the gravity torques beside the base, and in a Cartesian mode the target frame,
 the stiffness ellipsoid and the force the law commands. Colours: no two markers that meet
@@ -13,7 +13,7 @@ from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ...algorithms.operational_space import reflected_mass
-from ..rviz import arm_scale
+from ...rviz.scale import arm_scale
 
 NAMESPACE_MASS, NAMESPACE_MASS_NOTE = "reflected_mass", "reflected_mass_note"
 NAMESPACE_COM, NAMESPACE_TORQUE = "centre_of_mass", "gravity_torques"
