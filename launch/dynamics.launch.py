@@ -1,5 +1,6 @@
 """ros2 launch robo_dynamics dynamics.launch.py [urdf:=PATH] [xacro_args:='NAME:=VALUE ...']
-    [params_file:=PATH] [namespace:=NS] [use_sim_time:=true|false] [sim:=true|false]
+    [params_file:=PATH] [namespace:=NS] [frame_prefix:=P] [use_sim_time:=true|false]
+    [sim:=true|false]
     [engine:=mujoco|internal] [backend:=pinocchio|rnea] [use_rviz:=true|false]
     [managed:=true|false] [activate:=true|false]
 
@@ -40,6 +41,9 @@ ARGUMENTS = {     # name → (default, description)
     "params_file": ("", "dynamics_node parameters (default: the package's config/<urdf "
                         "name>.yaml if it ships one, else config/dynamics.yaml)"),
     "namespace": ("", "namespace of every node started (several arms: one each)"),
+    "frame_prefix": ("", "prefix of the arm's TF frames (robot_state_publisher's and "
+                         "dynamics_node's frame_prefix; several arms on one /tf: one each, "
+                         "e.g. left/)"),
     "use_sim_time": ("false", "the nodes follow /clock (with sim:=true, sim_arm's, in "
                               "lockstep)"),
     "sim": ("false", "start sim_arm, the simulated arm, wired to dynamics_node"),
@@ -107,14 +111,16 @@ def start(context):
     sim_time = {"use_sim_time": flags["use_sim_time"]}
     nodes = [
         Node(package="robot_state_publisher", executable="robot_state_publisher",
-             parameters=[{"robot_description": robot_description, **sim_time}],
+             parameters=[{"robot_description": robot_description,
+                          "frame_prefix": value["frame_prefix"], **sim_time}],
              output="screen"),
     ]
     dynamics = (LifecycleNode if flags["managed"] else Node)(
         package="robo_dynamics", executable="dynamics_node", name="dynamics_node",
         namespace="", parameters=[params_file, {
             "robot_description": robot_description, "backend": value["backend"],
-            "managed": flags["managed"], "autostart": flags["activate"], **sim_time}],
+            "managed": flags["managed"], "autostart": flags["activate"],
+            "frame_prefix": value["frame_prefix"], **sim_time}],
         output="screen")
     nodes.append(dynamics)
     if flags["sim"]:
@@ -128,7 +134,8 @@ def start(context):
             output="screen"))
     if flags["use_rviz"]:       # config/dynamics.rviz for this arm and namespace (rviz/config.py)
         rviz = config_file(os.path.join(share, "config", "dynamics.rviz"),
-                           expanded(urdf, value["xacro_args"]), value["namespace"])
+                           expanded(urdf, value["xacro_args"]), value["namespace"],
+                           value["frame_prefix"])
         nodes.append(Node(package="rviz2", executable="rviz2", parameters=[sim_time],
                           arguments=["-d", rviz], output="screen"))
     return [GroupAction([PushRosNamespace(value["namespace"])] + nodes)]

@@ -245,6 +245,9 @@ DYNAMICS_NODE = {
                                 READ_ONLY),
     "marker_rate": Spec(10.0, DOUBLE, "Rate [Hz] of the rviz2 markers and the tip wrench; 0 "
                         "disables them.", RUNTIME),
+    "frame_prefix": Spec("", STRING, "Prefix of every frame_id the node publishes and takes, as "
+                         "robot_state_publisher's frame_prefix: two arms on one /tf, each with "
+                         "its own (two_arms.launch.py: left/, right/).", READ_ONLY),
     "marker_labels": Spec(True, BOOL, "Whether ~/markers carries the table of gravity "
                           "torques beside the base.", RUNTIME),
     "diagnostics_rate": Spec(1.0, DOUBLE, "Rate [Hz] of /diagnostics.", RUNTIME),

@@ -52,12 +52,13 @@ def expanded(urdf_path, xacro_args=""):
     return xacro.process_file(urdf_path, mappings=mappings).toxml()
 
 
-def config_file(template_path, urdf_xml, namespace):
+def config_file(template_path, urdf_xml, namespace, frame_prefix=""):
     """A temporary rviz config (its path) for the arm `urdf_xml` in `namespace`: the
-    template's topics under the namespace, the fixed frame its root link, arrows to its
-    scale (rviz_config)."""
+    template's topics under the namespace, the fixed frame its root link (after
+    frame_prefix, as robot_state_publisher names it), arrows to its scale (rviz_config)."""
     with open(template_path, encoding="utf-8") as stream:
-        text = rviz_config(stream.read(), namespace, root_link(urdf_xml), arm_scale(urdf_xml))
+        text = rviz_config(stream.read(), namespace, frame_prefix + root_link(urdf_xml),
+                           arm_scale(urdf_xml))
     name = namespace.strip("/").replace("/", "_") or "root"
     with tempfile.NamedTemporaryFile("w", suffix=f"_{name}.rviz", prefix="robo_dynamics_",
                                      delete=False, encoding="utf-8") as stream:

@@ -2,6 +2,7 @@
 marker and arrow (dynamics_node's markers, the config the launch file writes)."""
 
 import dataclasses
+import functools
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -39,8 +40,10 @@ class ArmScale:
         return self.reach / 30.0
 
 
+@functools.lru_cache(maxsize=8)
 def arm_scale(urdf_xml):
-    """ArmScale of a URDF's text (joint offsets and link masses; xacro already expanded)."""
+    """ArmScale of a URDF's text (joint offsets and link masses; xacro already expanded);
+    kept for the last texts asked (the node asks at every marker period)."""
     robot = ET.fromstring(urdf_xml)
     children, mass = {}, 0.0
     for joint in robot.findall("joint"):

@@ -93,9 +93,10 @@ def test_node_starts_from_each_parameter_file_in_any_namespace(urdf, config, nam
         node.destroy_node()
 
 
-@pytest.mark.parametrize("namespace, urdf", [("", "rd_ur5e.urdf"),
-                                             ("cell/left", "rd_palletizer.urdf")])
-def test_rviz_config_shows_what_the_node_publishes_in_its_namespace(namespace, urdf, ros):
+@pytest.mark.parametrize("namespace, urdf, prefix", [("", "rd_ur5e.urdf", ""),
+                                                     ("cell/left", "rd_palletizer.urdf", "left/")])
+def test_rviz_config_shows_what_the_node_publishes_in_its_namespace(namespace, urdf, prefix,
+                                                                   ros):
     """The config the launch file gives rviz2 (rviz/config.config_file) for an arm in a
     namespace: every display's topic is one the node in that namespace publishes or
     robot_state_publisher's description there, the fixed frame the URDF's root link, and
@@ -105,10 +106,10 @@ def test_rviz_config_shows_what_the_node_publishes_in_its_namespace(namespace, u
     import xml.etree.ElementTree as ET
     from robo_dynamics.rviz.config import config_file
     text = (REPO / "urdf" / urdf).read_text()
-    path = config_file(str(REPO / "config" / "dynamics.rviz"), text, namespace)
+    path = config_file(str(REPO / "config" / "dynamics.rviz"), text, namespace, prefix)
     manager = yaml.safe_load(pathlib.Path(path).read_text())["Visualization Manager"]
     pathlib.Path(path).unlink()
-    assert manager["Global Options"]["Fixed Frame"] == "base_link"
+    assert manager["Global Options"]["Fixed Frame"] == prefix + "base_link"
     classes = {d["Class"] for d in manager["Displays"]}
     assert {"rviz_default_plugins/RobotModel", "rviz_default_plugins/TF",
             "rviz_default_plugins/MarkerArray", "rviz_default_plugins/Wrench",
@@ -144,7 +145,8 @@ def test_launch_description_loads():
     spec.loader.exec_module(module)
     description = module.generate_launch_description()
     names = {entity.name for entity in description.entities[:-1]}
-    assert names == {"urdf", "xacro_args", "params_file", "namespace", "use_sim_time", "sim",
+    assert names == {"urdf", "xacro_args", "params_file", "namespace", "frame_prefix",
+                     "use_sim_time", "sim",
                      "engine", "sim_rate", "backend", "use_rviz", "managed",
                      "activate"}
     assert module.arm_name("/x/planar_2link.urdf.xacro") == "planar_2link"

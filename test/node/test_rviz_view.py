@@ -46,13 +46,20 @@ def check(view, tip):
     return links
 
 
-@pytest.mark.parametrize("harness", [{"marker_rate": 20.0}], indirect=True)
+@pytest.mark.parametrize("harness", [{"marker_rate": 20.0},
+                                     {"marker_rate": 20.0, "frame_prefix": "left/"}],
+                         indirect=True)
 def test_the_ur5e_as_the_node_draws_it(harness):
+    """From the node's own message; with frame_prefix every marker's frame carries it (the
+    view places a frame only through the prefix, as TF names it), and so does the wrench."""
     harness.stream("markers")
     message = harness.inbox["markers"][-1]
-    view = View((REPO / "urdf" / "rd_ur5e.urdf").read_text(), dict(zip(NAMES, Q)), message)
+    prefix = harness.node.get_parameter("frame_prefix").value
+    view = View((REPO / "urdf" / "rd_ur5e.urdf").read_text(), dict(zip(NAMES, Q)), message,
+                frame_prefix=prefix)
+    assert harness.stream("wrench").header.frame_id == prefix + "tool0"
     links = check(view, REF.tip_pose(Q)[1])
-    assert {m.header.frame_id for m in message.markers} <= links
+    assert {m.header.frame_id for m in message.markers} <= {prefix + link for link in links}
     table = [d for d in view.drawn if d.ns == "gravity_torques"]
     assert len(table) == 1 and len(table[0].text) == 7          # a title, six joints
 
@@ -62,9 +69,10 @@ def test_the_other_default_views(picture):
     """The palletizer (its loop closed, the rod drawn to where it meets the forearm) and the
     two arms of two_arms.launch.py, each in its namespace, with the markers the node's
     builder makes there."""
-    urdf, q, namespace, xacro_args = VIEWS[picture]
-    view, model = shipped_view(urdf, q, namespace, xacro_args)
-    _, p = view.pose(model.tip_link)
+    urdf, q, namespace, xacro_args, prefix = VIEWS[picture]
+    view, model = shipped_view(urdf, q, namespace, xacro_args, prefix)
+    assert view.frame == prefix + "base_link"         # rviz2's fixed frame, as TF names it
+    _, p = view.pose(prefix + model.tip_link)
     check(view, p)
 
 
@@ -90,3 +98,26 @@ def test_the_pictures_in_the_docs_are_the_default_views():
         assert (REPO / "docs" / "images" / picture).stat().st_size > 10_000
         assert f"images/{picture}" in text
     assert "pictures:" in (REPO / "Makefile").read_text()
+
+
+@pytest.mark.parametrize("harness", [{"frame_prefix": "left/"}], indirect=True)
+def test_a_target_in_a_prefixed_frame_is_taken(harness):
+    """With frame_prefix, a ~/target_pose in the frames TF names (left/base_link) is the
+    node's base link: admitted, the Cartesian mode starts; a frame of another arm is
+    refused with the reason."""
+    from geometry_msgs.msg import PoseStamped
+    harness.stream("gravity")
+    publisher = harness.peer.create_publisher(PoseStamped, "/dynamics_node/target_pose", 10)
+    R, p = REF.tip_pose(Q)
+    for frame, mode in (("right/base_link", "gravity"), ("left/base_link", "cartesian_impedance")):
+        msg = PoseStamped()
+        msg.header.frame_id = frame
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(x) for x in p)
+        w = np.sqrt(max(0.0, 1.0 + np.trace(R))) / 2.0
+        msg.pose.orientation.w = w
+        msg.pose.orientation.x = (R[2, 1] - R[1, 2]) / (4.0 * w)
+        msg.pose.orientation.y = (R[0, 2] - R[2, 0]) / (4.0 * w)
+        msg.pose.orientation.z = (R[1, 0] - R[0, 1]) / (4.0 * w)
+        publisher.publish(msg)
+        harness.stream("gravity", count=3)
+        assert harness.node.controller.mode == mode, (frame, harness.node.controller.mode)

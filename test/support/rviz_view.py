@@ -59,12 +59,13 @@ class View:
     """The arm `urdf_xml` at q ({joint name: value}) and `markers` (visualization_msgs
     MarkerArray) in the default view of the rviz config for `namespace`."""
 
-    def __init__(self, urdf_xml, q, markers, namespace=""):
-        self.urdf_xml, self.scale = urdf_xml, arm_scale(urdf_xml)
+    def __init__(self, urdf_xml, q, markers, namespace="", frame_prefix=""):
+        self.urdf_xml, self.scale, self.prefix = urdf_xml, arm_scale(urdf_xml), frame_prefix
         self.tree = load_tree(urdf_xml)
         values = np.array([q.get(name, 0.0) for name in self.tree.joint_names])
         self.kin = tree_kinematics(self.tree, values)
-        path = config_file(str(REPO / "config" / "dynamics.rviz"), urdf_xml, namespace)
+        path = config_file(str(REPO / "config" / "dynamics.rviz"), urdf_xml, namespace,
+                           frame_prefix)
         self.config = yaml.safe_load(pathlib.Path(path).read_text())
         pathlib.Path(path).unlink()
         view = self.config["Visualization Manager"]["Views"]["Current"]
@@ -77,7 +78,11 @@ class View:
         self.drawn = [self._marker(m) for m in markers.markers]
 
     def pose(self, link):
-        """(R, p) of `link` in the base frame."""
+        """(R, p) of `link` (a TF frame: the URDF link after frame_prefix) in the base frame;
+        KeyError for a frame the arm does not have."""
+        if not link.startswith(self.prefix):
+            raise KeyError(f"frame '{link}' lacks the prefix '{self.prefix}'")
+        link = link[len(self.prefix):]
         if link == self.tree.base_link:
             return np.eye(3), np.zeros(3)
         _, R, p = frame_pose(self.tree, self.kin, link)
@@ -90,7 +95,7 @@ class View:
         """(start, end, radius) in the base frame of every cylinder the URDF's visuals draw."""
         out = []
         for link in ET.fromstring(self.urdf_xml).findall("link"):
-            R_link, p_link = self.pose(link.get("name"))
+            R_link, p_link = self.pose(self.prefix + link.get("name"))
             for visual in link.findall("visual"):
                 cylinder = visual.find("geometry/cylinder")
                 if cylinder is None:
@@ -170,8 +175,8 @@ class View:
         axes.axis("off")
 
 
-def shipped_view(name, q, namespace="", xacro_args=""):
-    """(View, scale) of a shipped arm at q with the markers the node draws there (the
+def shipped_view(name, q, namespace="", xacro_args="", frame_prefix=""):
+    """(View, model) of a shipped arm at q with the markers the node draws there (the
     same builder: ros/dynamics_node/markers.marker_array)."""
     import robo_dynamics as rd
     from std_msgs.msg import Header
@@ -195,23 +200,25 @@ def shipped_view(name, q, namespace="", xacro_args=""):
         q = dict(zip(model.mechanism.tree.joint_names, full))
     _, p_tip = solver.tip_pose(v)
     scale = arm_scale(text)
-    array = markers.marker_array(Header(frame_id=model.base_link), model, p_tip,
+    array = markers.marker_array(Header(frame_id=frame_prefix + model.base_link), model, p_tip,
                                  solver.jacobian(v)[:3], solver.mass_matrix_inverse(v),
-                                 solver.gravity(v), scale)
-    return View(text, q, array, namespace), model
+                                 solver.gravity(v), scale, prefix=frame_prefix)
+    return View(text, q, array, namespace, frame_prefix), model
 
 
-VIEWS = {   # picture → (urdf, q by joint, namespace, xacro_args): the docs' default views
+VIEWS = {   # picture → (urdf, q by joint, namespace, xacro_args, frame_prefix): the docs' views
     "rd_ur5e": ("rd_ur5e.urdf", dict(zip(
         ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
-         "wrist_2_joint", "wrist_3_joint"], [0.3, -1.1, 1.4, -0.9, 1.2, 0.4])), "", ""),
+         "wrist_2_joint", "wrist_3_joint"], [0.3, -1.1, 1.4, -0.9, 1.2, 0.4])), "", "", ""),
     "rd_palletizer": ("rd_palletizer.urdf", {"base_joint": -0.77, "shoulder_joint": 0.3,
-                                             "rear_joint": -0.3, "wrist_joint": 0.4}, "", ""),
+                                             "rear_joint": -0.3, "wrist_joint": 0.4}, "", "",
+                      ""),
     "two_arms_left": ("rd_ur5e.urdf", dict(zip(
         ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
-         "wrist_2_joint", "wrist_3_joint"], [0.0, -1.57, 1.57, -1.57, -1.57, 0.0])), "left", ""),
+         "wrist_2_joint", "wrist_3_joint"], [0.0, -1.57, 1.57, -1.57, -1.57, 0.0])), "left", "",
+        "left/"),
     "two_arms_right": ("planar_2link.urdf.xacro", {"joint1": 0.5, "joint2": 0.8}, "right",
-                       "l1:=0.8 l2:=0.4"),
+                       "l1:=0.8 l2:=0.4", "right/"),     # as two_arms.launch.py starts them
 }
 
 
@@ -226,8 +233,8 @@ def main():
     for picture, names in pictures.items():
         fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 5), squeeze=False)
         for ax, name in zip(axes[0], names):
-            urdf, q, namespace, xacro_args = VIEWS[name]
-            view, _ = shipped_view(urdf, q, namespace, xacro_args)
+            urdf, q, namespace, xacro_args, prefix = VIEWS[name]
+            view, _ = shipped_view(urdf, q, namespace, xacro_args, prefix)
             view.draw(ax, f"{urdf} in '/{namespace}'" if namespace else urdf)
         fig.tight_layout()
         fig.savefig(folder / picture, dpi=110)

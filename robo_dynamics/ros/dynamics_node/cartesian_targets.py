@@ -136,7 +136,7 @@ class CartesianTargets:
     def _in_base(self, frame, R, p, what):
         """(R, p) given in `frame` → the base frame: base_link (or empty) as is; tip_link or
         a link of the chain relative to that link's pose at the last joint state."""
-        model = self.live.model
+        model, frame = self.live.model, self.live.link(frame)
         if frame in ("", model.base_link):
             return R, p
         if frame != model.tip_link and frame not in model.body_links:

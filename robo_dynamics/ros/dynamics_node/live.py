@@ -21,6 +21,17 @@ class Live:
         self.controller = self.model = self.solver = self.checker = None
         self.urdf_model = self.checking_solvers = None
         self.payloads = {}
+        self.frame_prefix = ""     # of every frame_id published and taken (frame_prefix)
+
+    def frame(self, link):
+        """The frame_id the node publishes for a URDF link: frame_prefix + link."""
+        return self.frame_prefix + link
+
+    def link(self, frame_id):
+        """The URDF link a frame_id the node is given names: without frame_prefix (a name
+        given without it is taken as is)."""
+        prefix = self.frame_prefix
+        return frame_id[len(prefix):] if prefix and frame_id.startswith(prefix) else frame_id
 
 
 def live_field(name):

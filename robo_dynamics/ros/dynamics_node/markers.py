@@ -5,8 +5,6 @@ the stiffness ellipsoid and the force the law commands. Colours: no two markers 
 at the tip share one (docs/node.md, "In rviz2"). Frames are URDF link names, so markers
 line up with the TF tree that robot_state_publisher broadcasts from the same description."""
 
-import functools
-
 import numpy as np
 from geometry_msgs.msg import Point, Quaternion, Vector3, WrenchStamped
 from std_msgs.msg import ColorRGBA, Header
@@ -133,13 +131,14 @@ def cartesian_markers(header, R_d, p_d, K, p_tip, F, lifetime, scale, max_stiffn
     return markers
 
 
-def centre_of_mass_markers(header, model, scale):
-    """A sphere at every body's centre of mass, in that body's link frame: a tenth of the
-    reach for a body of the arm's whole mass, by the cube root (volume ∝ mass), at least a
-    hundredth."""
+def centre_of_mass_markers(header, model, scale, prefix=""):
+    """A sphere at every body's centre of mass, in that body's link frame (its name after
+    `prefix`, the node's frame_prefix): a tenth of the reach for a body of the arm's whole
+    mass, by the cube root (volume ∝ mass), at least a hundredth."""
     markers = []
     for i, link in enumerate(model.body_links):
-        marker = _marker(header, NAMESPACE_COM, i, Marker.SPHERE, COLOURS["com"], link)
+        marker = _marker(header, NAMESPACE_COM, i, Marker.SPHERE, COLOURS["com"],
+                         prefix + link)
         marker.pose.position = _point(model.com[i])
         share = max(float(model.mass[i]), 0.0) / scale.mass
         d = float(np.clip(0.1 * scale.reach * share ** (1.0 / 3.0), scale.reach / 100.0,
@@ -165,19 +164,15 @@ def torque_table(header, model, tau, scale):
 
 
 def marker_array(header, model, tip_position, J_v, M_inv, tau_gravity, scale, labels=True,
-                 cartesian=()):
-    """All markers for one state; header.frame_id must be the base link. labels: the table
-    of gravity torques; cartesian: the markers of cartesian_markers, if any."""
+                 cartesian=(), prefix=""):
+    """All markers for one state; header.frame_id must be the base link's frame. labels: the
+    table of gravity torques; cartesian: the markers of cartesian_markers, if any; prefix:
+    the node's frame_prefix."""
     markers = reflected_mass_markers(header, tip_position, J_v, M_inv, scale)
-    markers += centre_of_mass_markers(header, model, scale)
+    markers += centre_of_mass_markers(header, model, scale, prefix)
     if labels:
         markers.append(torque_table(header, model, tau_gravity, scale))
     return MarkerArray(markers=markers + list(cartesian))
-
-
-@functools.lru_cache(maxsize=4)
-def _scale(urdf_xml):
-    return arm_scale(urdf_xml)
 
 
 def publish(live, outputs, clock, rate, shown):
@@ -204,16 +199,18 @@ def publish(live, outputs, clock, rate, shown):
             live.failed(exc, "markers")
             return
     try:
-        scale = _scale(model.urdf_xml)
-        header = Header(stamp=clock.now().to_msg(), frame_id=model.base_link)
+        scale = arm_scale(model.urdf_xml)           # cached: the same text, the same scale
+        header = Header(stamp=clock.now().to_msg(), frame_id=live.frame(model.base_link))
         cartesian = () if F is None or not np.all(np.isfinite(F)) else cartesian_markers(
             header, target.R_d, target.p_d, target.K, p_tip, F, 3.0 / rate, scale,
             shown["max_stiffness"])
         if np.all(np.isfinite(J_v)) and np.all(np.isfinite(M_inv)):
             outputs.markers.publish(marker_array(header, model, p_tip, J_v, M_inv, tau_g,
-                                                 scale, shown["labels"], cartesian))
+                                                 scale, shown["labels"], cartesian,
+                                                 live.frame_prefix))
         force, torque = R_tip.T @ wrench[:3], R_tip.T @ wrench[3:]
-        msg = WrenchStamped(header=Header(stamp=header.stamp, frame_id=model.tip_link))
+        msg = WrenchStamped(header=Header(stamp=header.stamp,
+                                          frame_id=live.frame(model.tip_link)))
         (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = force.tolist()
         (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = torque.tolist()
         if np.all(np.isfinite(wrench)):

@@ -123,7 +123,9 @@ class DynamicsNode(Lifecycle, Node):
         if p["armature"] is not None:
             base = base.with_armature(parameters.per_joint(p["armature"], base.dof, "armature"))
         index = command_index(base, p["command_joints"])    # commands in model order: None
-        self.outputs.configure(base, None if np.array_equal(index, np.arange(base.dof)) else index)
+        self.live.frame_prefix = p["frame_prefix"]
+        self.outputs.configure(base, None if np.array_equal(index, np.arange(base.dof)) else index,
+                               p["frame_prefix"])
         self.passive_joints.configure(base, p["passive_joint_tolerance"])
         self.urdf_model = base
         self.checking_solvers = CheckingSolvers(base)   # ~/check_trajectory's solvers

@@ -75,22 +75,25 @@ class Outputs:
         self.system_time = False       # until refresh has looked at the clock
         self.command_sent = False      # the last command went to a subscriber
         self.command_index = None      # model → command order (None: the same)
+        self.frame_prefix = ""         # before every frame_id (frame_prefix)
 
-    def configure(self, model, command_index):
+    def configure(self, model, command_index, frame_prefix=""):
         """The messages reused on every cycle, for `model`'s chain; commands in the order
-        `command_index` (model indices; None: model order)."""
+        `command_index` (model indices; None: model order); frame_ids after frame_prefix."""
         self.model, self.command_index = model, command_index
+        self.frame_prefix = frame_prefix
         names = list(model.joint_names)
         command_names = names if command_index is None else [names[i] for i in command_index]
         n = len(command_names)
         self._command = EffortOutput(Float64MultiArray(), "data", n)
         self._command_state = EffortOutput(JointState(name=command_names), "effort", n)
         self._gravity = EffortOutput(JointState(name=command_names), "effort", n)
-        self._lambda = OperationalSpaceInertia(header=Header(frame_id=model.base_link),
-                                               tip_frame=model.tip_link)
+        self._lambda = OperationalSpaceInertia(
+            header=Header(frame_id=frame_prefix + model.base_link),
+            tip_frame=frame_prefix + model.tip_link)
         self._external = EffortOutput(JointState(name=names), "effort", model.dof)
         self._contact = ContactState(joint_names=names)
-        self._wrench = WrenchStamped(header=Header(frame_id=model.base_link))
+        self._wrench = WrenchStamped(header=Header(frame_id=frame_prefix + model.base_link))
 
     def refresh(self, now):
         """Re-read what may change while running but is too dear to read per message: the
@@ -198,6 +201,6 @@ class Outputs:
         """~/payload: the payload now at `link` (mass 0: none), in that link's frame."""
         msg = InertiaStamped()
         msg.header.stamp = stamp
-        msg.header.frame_id = link
+        msg.header.frame_id = self.frame_prefix + link
         conversions.fill_inertia(msg.inertia, mass, com, inertia)
         self.payload.publish(msg)

@@ -101,7 +101,7 @@ class DynamicsServices:
             w = request.tip_wrench.wrench
             f_tip = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y,
                               w.torque.z])
-            frame_id = request.tip_wrench.header.frame_id
+            frame_id = self.live.link(request.tip_wrench.header.frame_id)
             if frame_id == model.tip_link:
                 frame = "local"
             elif frame_id not in ("", model.base_link):
