@@ -194,3 +194,28 @@ def test_model_warnings_are_on_diagnostics(harness):
     for i, note in enumerate(robot.warnings, start=1):
         assert diagnostic_value(last, f"model_warning_{i}") == note
     assert "warning(s) about the robot description" in diagnostic_status(last).message
+
+
+@pytest.mark.parametrize("harness", [{"diagnostics_rate": 20.0}], indirect=True)
+def test_the_tools_speed_limit_next_to_a_person_is_reported(harness):
+    """/diagnostics carries the tool's speed at the streamed state (J_v q̇, Pinocchio), the
+    mass it carries along that motion (what a push along it accelerates: Pinocchio's
+    forward dynamics) and the speed a transient contact with the most restrictive body
+    region allows, 2 F_qs / √(μ k) (ISO/TS 15066 Annex A)."""
+    harness.stream_until("diagnostics",
+                         lambda d: diagnostic_value(d, "tool_speed_limit") is not None)
+    last = harness.inbox["diagnostics"][-1]
+    J_v = REF.jacobian(Q)[:3]
+    v = J_v @ QD
+    u = v / np.linalg.norm(v)
+    accel = J_v @ REF.forward_dynamics(Q, np.zeros(6), J_v.T @ u + REF.gravity(Q))
+    m_R = 1.0 / (u @ accel)                                  # 1 N along u
+    assert diagnostic_value(last, "tool_speed") == f"{np.linalg.norm(v):.3g} m/s"
+    assert diagnostic_value(last, "tool_reflected_mass") == f"{m_R:.3g} kg"   # shown digits
+    limits = {name: 2 * f / np.sqrt(k / (1 / m_H + 1 / m_R)) for name, (f, k, m_H) in {
+        "hand": (140, 75e3, 0.6), "forearm": (160, 40e3, 2.0), "upper_arm": (150, 30e3, 3.0),
+        "chest": (140, 25e3, 40.0), "abdomen": (110, 10e3, 40.0),
+        "back_shoulders": (210, 35e3, 40.0)}.items()}
+    region = min(limits, key=limits.get)
+    assert diagnostic_value(last, "tool_speed_limit") == \
+        f"{limits[region]:.3g} m/s ({region}, transient)"

@@ -9,7 +9,7 @@ publication, a millisecond or more in all, outside it, so that a joint state nev
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_msgs.msg import Header
 
-from ...control import health
+from ...control import contact_safety, health
 from .outputs import REFRESH
 
 LEVELS = {health.OK: DiagnosticStatus.OK, health.WARN: DiagnosticStatus.WARN,
@@ -42,7 +42,7 @@ def _state(node):
     status.hardware_id = model.name
     worst = max((d.max_rel for d in node.cross_check.result.values()), default=0.0)
     _update_condition(node, now)
-    values = {**lifecycle, **_figures(node, now, worst)}
+    values = {**lifecycle, **_figures(node, now, worst), **_contact_safety(node)}
     for i, note in enumerate(model.warnings, start=1):
         values[f"model_warning_{i}"] = note
     for name, diff in node.cross_check.result.items():
@@ -55,6 +55,26 @@ def _state(node):
         ("callback", h.callback_seconds), ("command", h.command_seconds),
         ("observer", h.observer_seconds))]
     return status, values, timings
+
+
+def _contact_safety(node):
+    """The tool's speed, the mass it carries along its motion, and the speed a contact
+    with the most restrictive body region allows (control/contact_safety.py): reported,
+    not yet enforced."""
+    state = node.controller.measured_state()
+    if state is None:
+        return {}
+    q, qd = state
+    try:
+        limit = contact_safety.point_limit(node.solver.jacobian(q)[:3],
+                                           node.solver.mass_matrix_inverse(q), qd)
+    except Exception as exc:               # reported, never a reason to stop the status
+        node.live.failed(exc, "contact safety")
+        return {}
+    return {"tool_speed": f"{limit.speed:.3g} m/s",
+            "tool_reflected_mass": f"{limit.mass:.3g} kg",
+            "tool_speed_limit": f"{limit.v_max:.3g} m/s ({limit.region}, transient)",
+            "tool_speed_margin": f"{limit.margin:.3g} m/s"}
 
 
 def _figures(node, now, worst):

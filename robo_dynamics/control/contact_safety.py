@@ -1,0 +1,102 @@
+"""Power and force limiting from the arm's dynamics (ISO/TS 15066:2016, Annex A; now
+ISO 10218-2:2025): how fast a point of the arm may move toward a person, from the mass
+it carries into the contact. No ROS here.
+
+A point moving at v along u carries the reflected mass m_R(u) = 1/(uᵀ J_v M⁻¹ J_vᵀ u)
+(Khatib, "Inertial properties in robotic manipulation", 1995; algorithms/operational_space.
+reflected_mass), M with the drives' armature and the payload the model carries. Against a
+body region of effective mass m_H and spring constant k:
+
+- transient contact (the person can move away): the two-body reduced mass
+  μ = (1/m_H + 1/m_R)⁻¹ meets the region's spring with energy E = ½ μ v², which peaks the
+  force at F = v √(μ k); allowed up to twice the region's quasi-static force, so
+  v_max = 2 F_qs / √(μ k) (E ≤ (2 F_qs)² / (2 k));
+- clamped contact (the person cannot move away, against a fixture): μ = m_R and the
+  quasi-static force itself, v_max = F_qs / √(m_R k).
+
+REGIONS: the body regions the standard lists for these (Table A.2: maximum permissible
+quasi-static force and effective spring constant; Table A.3: effective mass), head and
+face left out by design: no contact there is acceptable.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..algorithms.operational_space import reflected_mass
+
+
+@dataclasses.dataclass(frozen=True)
+class Region:
+    """A body region: quasi-static force [N], effective spring constant [N/m], effective
+    mass [kg]."""
+    force: float
+    spring: float
+    mass: float
+
+
+REGIONS = {   # ISO/TS 15066:2016 Tables A.2 and A.3
+    "hand": Region(140.0, 75e3, 0.6),
+    "forearm": Region(160.0, 40e3, 2.0),
+    "upper_arm": Region(150.0, 30e3, 3.0),
+    "chest": Region(140.0, 25e3, 40.0),
+    "abdomen": Region(110.0, 10e3, 40.0),
+    "back_shoulders": Region(210.0, 35e3, 40.0),
+}
+
+
+def reduced_mass(m_R, m_H):
+    """[kg] μ = (1/m_H + 1/m_R)⁻¹; m_R may be inf (then m_H)."""
+    return m_H if math.isinf(m_R) else 1.0 / (1.0 / m_H + 1.0 / m_R)
+
+
+def transient_speed_limit(m_R, region):
+    """[m/s] the largest speed at which a point of reflected mass m_R [kg] may meet
+    `region` in a transient contact: 2 F_qs / √(μ k)."""
+    return 2.0 * region.force / math.sqrt(reduced_mass(m_R, region.mass) * region.spring)
+
+
+def clamped_speed_limit(m_R, region):
+    """[m/s] the same for a clamped contact: F_qs / √(m_R k) (0 where m_R is inf)."""
+    return 0.0 if math.isinf(m_R) else region.force / math.sqrt(m_R * region.spring)
+
+
+def most_restrictive(m_R, regions=REGIONS, clamped=False):
+    """(name, v_max [m/s]) of the region that allows the least speed at m_R."""
+    limit = clamped_speed_limit if clamped else transient_speed_limit
+    return min(((name, limit(m_R, region)) for name, region in regions.items()),
+               key=lambda item: item[1])
+
+
+@dataclasses.dataclass(frozen=True)
+class PointLimit:
+    """What the limit says of one point at one state: its speed [m/s] and direction
+    (unit, base axes; the worst direction, the largest m_R, when it is at rest), the mass
+    it carries along it [kg], the region and the speed allowed [m/s], and the margin
+    v_max − speed [m/s] (negative: too fast)."""
+    speed: float
+    direction: np.ndarray
+    mass: float
+    region: str
+    v_max: float
+
+    @property
+    def margin(self):
+        return self.v_max - self.speed
+
+
+def point_limit(J_v, M_inv, qd, regions=REGIONS, clamped=False):
+    """PointLimit of a point whose linear Jacobian is J_v (3, n) [base axes] at the state
+    (M_inv = M(q)⁻¹, q̇ (n,)), against the most restrictive of `regions`."""
+    v = J_v @ qd
+    speed = float(np.linalg.norm(v))
+    if speed > 1e-9:
+        u = v / speed
+        m_R = float(reflected_mass(J_v, M_inv, u)[0])
+    else:
+        masses, axes = reflected_mass(J_v, M_inv)
+        k = int(np.argmax(np.where(np.isfinite(masses), masses, -1.0)))
+        u, m_R = axes[:, k], float(masses[k])
+    name, v_max = most_restrictive(m_R, regions, clamped)
+    return PointLimit(speed, u, m_R, name, v_max)
