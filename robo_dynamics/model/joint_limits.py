@@ -32,3 +32,17 @@ class JointLimits:
         """{field: its values at `rows`} (indices into this model's joints): the record of
         those joints, for a model of them (dataclasses.replace or a constructor)."""
         return {key: np.asarray(getattr(self, key))[rows] for key in LIMIT_FIELDS}
+
+    def with_limits(self, effort_limit=None, velocity_limit=None):
+        """A copy with these effort [N·m or N] and velocity [rad/s or m/s] limits (n,) in
+        place of the URDF's (None: kept)."""
+        changes = {key: np.asarray(value, dtype=float) for key, value in (
+            ("effort_limit", effort_limit), ("velocity_limit", velocity_limit))
+            if value is not None}
+        return dataclasses.replace(self, **changes) if changes else self
+
+    def zero_limits(self, field):
+        """The joint names whose `field` ("effort_limit", "velocity_limit") is 0 or less:
+        a URDF that leaves it unsaid."""
+        return [name for name, value in zip(self.joint_names, getattr(self, field))
+                if not value > 0.0]

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..control.settings import friction_beyond_reach, working_pose
+from ..control.settings import friction_beyond_reach, per_joint, working_pose
 from ..errors import ArgumentError, ModelWarning
 from ..model.loader import load_robot
 from ..model.source import read_description
@@ -20,12 +20,27 @@ def load_chain(description, values):
     (load_linkage). Doubtful inertias do not warn here: the caller reports `model.warnings`
     its own way. Raises URDFError / ArgumentError with the reason."""
     if values.get("actuated_joints") or values.get("loop_closures"):
-        return load_linkage(description, values)
+        return with_limits(load_linkage(description, values), values)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
-        return load_robot(description, base_link=values["base_link"] or None,
-                          tip_link=values["tip_link"] or None, gravity=values["gravity"],
-                          strict=bool(values.get("strict_model")))
+        return with_limits(load_robot(description, base_link=values["base_link"] or None,
+                                      tip_link=values["tip_link"] or None,
+                                      gravity=values["gravity"],
+                                      strict=bool(values.get("strict_model"))), values)
+
+
+def with_limits(model, values):
+    """`model` with the limits effort_limits and velocity_limits give; ArgumentError naming
+    the joints whose limit is then 0 (every command clamped to nothing)."""
+    model = model.with_limits(*(per_joint(values.get(name), model.dof, name)
+                                for name in ("effort_limits", "velocity_limits")))
+    for field, name, what in (("effort_limit", "effort_limits", "an effort limit"),
+                              ("velocity_limit", "velocity_limits", "a velocity limit")):
+        if model.zero_limits(field):
+            raise ArgumentError(f"the URDF gives {', '.join(model.zero_limits(field))} {what} "
+                                f"of 0: give the arm's limits with the parameter {name} (one "
+                                f"per joint, {list(model.joint_names)})")
+    return model
 
 
 def load_linkage(description, values):

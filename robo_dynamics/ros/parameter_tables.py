@@ -148,6 +148,10 @@ DYNAMICS_NODE = {
                          "(triangle inequality broken, massless link with inertia) instead of "
                          "loading it with a warning (logged once and listed on /diagnostics).",
                          READ_ONLY),
+    "effort_limits": Spec(None, DOUBLES, "Effort limits [N·m or N] in place of the URDF's "
+                          "(some leave them 0), per joint or one. Unset: the URDF's.", READ_ONLY),
+    "velocity_limits": Spec(None, DOUBLES, "Velocity limits [rad/s or m/s], as effort_limits.",
+                            READ_ONLY),
     "armature": Spec(None, DOUBLES, "Rotor inertia each drive reflects into its joint [kg·m² "
                      "or kg] (J_rotor N² for a gear ratio N; a datasheet figure, not in "
                      "URDF), one per chain joint or one for all: added to M(q) and to the "
@@ -333,6 +337,7 @@ OPTIONAL = {name: spec for name, spec in {**DYNAMICS_NODE, **SIM_ARM}.items()
 PER_JOINT = {"kp": False, "kd": False, "viscous_friction": False, "coulomb_friction": False,
              "max_torque_rate": True, "start_tolerance": True, "max_tracking_error": True,
              "hold_damping": False, "armature": False, "joint_damping": False,
+             "effort_limits": True, "velocity_limits": True,
              "joint_friction": False, "observer_gain": False, "torque_constants": True,
              "contact_thresholds": True, "collision_thresholds": True, "stop_deceleration": True,
              "cartesian.nullspace_stiffness": False, "cartesian.nullspace_torque_max": True}

@@ -219,3 +219,23 @@ def test_the_tools_speed_limit_next_to_a_person_is_reported(harness):
     region = min(limits, key=limits.get)
     assert diagnostic_value(last, "tool_speed_limit") == \
         f"{limits[region]:.3g} m/s ({region}, transient)"
+
+
+def test_a_urdf_without_limits_is_refused_unless_the_parameters_give_them(ros):
+    """A URDF that leaves a joint's effort limit 0 (drivers' URDFs do, e.g. the Dobot
+    MG400's): the node does not start, naming the joint and the parameter to give; given
+    effort_limits, it starts and clamps at them (× torque_limit_scale)."""
+    from rclpy.parameter import Parameter
+    from robo_dynamics.ros.dynamics_node.node import DynamicsNode
+    from conftest import SHIPPED
+    text = (SHIPPED / "planar_2link.urdf").read_text().replace('effort="100"', 'effort="0"')
+    with pytest.raises(ValueError, match=r"joint1 an effort limit of 0: give the arm's "
+                                            r"limits with the parameter effort_limits"):
+        DynamicsNode(parameter_overrides=[Parameter("robot_description", value=text)])
+    node = DynamicsNode(parameter_overrides=[
+        Parameter("robot_description", value=text), Parameter("effort_limits", value=[80.0, 40.0]),
+        Parameter("torque_limit_scale", value=0.5)])
+    try:
+        np.testing.assert_array_equal(node.controller.settings.effort_bound, [40.0, 20.0])
+    finally:
+        node.destroy_node()

@@ -51,10 +51,9 @@ def _marker(header, namespace, index, kind, color, frame_id=None):
 
 def reflected_mass_markers(header, tip_position, J_v, M_inv, scale):
     """At the tip (header.frame_id = base link): the ellipsoid of the mass a person would
-    feel pushing it, m(u) = 1/(uᵀ J_v M⁻¹ J_vᵀ u), its semi-axes along the principal
-    directions, scale.metres_per_kg long per kg; each at most half the reach. Where one is
-    clipped (near a singularity the mass along some direction grows without bound), a text
-    beside it says so and gives the mass."""
+    feel pushing it, m(u) = 1/(uᵀ J_v M⁻¹ J_vᵀ u), semi-axes along its principal directions,
+    scale.metres_per_kg per kg, at most half the reach; where one is clipped (near a
+    singularity), a text beside it says so and gives the mass."""
     masses, axes = reflected_mass(J_v, M_inv)
     if np.linalg.det(axes) < 0.0:
         axes[:, 0] = -axes[:, 0]
@@ -63,8 +62,8 @@ def reflected_mass_markers(header, tip_position, J_v, M_inv, scale):
     marker.pose.orientation = quaternion_from_matrix(axes)
     cap = 0.5 * scale.reach
     semi = np.minimum(scale.metres_per_kg * masses, cap)
-    if J_v.shape[1] < 3:            # directions fewer joints can never move the tip along:
-        semi[~np.isfinite(masses)] = 0.0      # flat, in the plane (or line) it moves in
+    if J_v.shape[1] < 3:   # flat where fewer joints can never move the tip: its plane or line
+        semi[~np.isfinite(masses)] = 0.0
     diameters = np.maximum(2.0 * semi, 1e-3)
     marker.scale = Vector3(x=float(diameters[0]), y=float(diameters[1]), z=float(diameters[2]))
     markers = [marker]
@@ -95,12 +94,10 @@ def _arrow(header, namespace, index, color, start, end, shaft=0.01):
 
 
 def cartesian_markers(header, R_d, p_d, K, p_tip, F, lifetime, scale, max_stiffness):
-    """In the base frame (header.frame_id): the target frame (R_d, p_d [m]) as red, green and
-    blue arrows, reach/8 long; the ellipsoid of the translational stiffness K[:3, :3] at
-    p_d, its semi-axes along K's eigenvectors, a quarter of the reach at `max_stiffness`
-    [N/m]; the commanded force F[:3] [N] as an arrow from the tip p_tip,
-    scale.metres_per_newton per N (sizes capped at half the reach). Each marker disappears
-    after `lifetime` [s] unless refreshed, so none outlives the mode."""
+    """In the base frame: the target frame (R_d, p_d [m]) as red, green and blue arrows,
+    reach/8 long; the ellipsoid of the stiffness K[:3, :3] at p_d along K's eigenvectors, R/4
+    at `max_stiffness` [N/m]; the commanded force F[:3] [N] from the tip p_tip at
+    scale.metres_per_newton (at most R/2). Each lasts `lifetime` [s] unless refreshed."""
     R_d, p_d, p_tip = (np.asarray(x, dtype=float) for x in (R_d, p_d, p_tip))
     axis_length, max_size = scale.reach / 8.0, 0.5 * scale.reach
     metres_per_stiffness = 0.25 * scale.reach / max_stiffness
@@ -132,9 +129,8 @@ def cartesian_markers(header, R_d, p_d, K, p_tip, F, lifetime, scale, max_stiffn
 
 
 def centre_of_mass_markers(header, model, scale, prefix=""):
-    """A sphere at every body's centre of mass, in that body's link frame (its name after
-    `prefix`, the node's frame_prefix): a tenth of the reach for a body of the arm's whole
-    mass, by the cube root (volume ∝ mass), at least a hundredth."""
+    """A sphere at every body's centre of mass, in its link's frame (after `prefix`): a tenth
+    of the reach for the arm's whole mass, by the cube root, at least a hundredth."""
     markers = []
     for i, link in enumerate(model.body_links):
         marker = _marker(header, NAMESPACE_COM, i, Marker.SPHERE, COLOURS["com"],
@@ -149,9 +145,8 @@ def centre_of_mass_markers(header, model, scale, prefix=""):
 
 
 def torque_table(header, model, tau, scale):
-    """The joints' gravity torques as one text, a line each, below the base
-    (header.frame_id), its top a fifth of the reach under it, where the arm seldom is:
-    labels at the joints would overlap where joints meet (a wrist's three)."""
+    """The joints' gravity torques as one text, a line each, its top a fifth of the reach
+    below the base, where the arm seldom is (labels at the joints overlap at a wrist)."""
     lines = [f"{name}: {round(float(tau[i]), 2) + 0.0:+.2f} "      # + 0.0: no "-0.00"
              f"{'N' if model.joint_types[i] == 'prismatic' else 'N·m'}"
              for i, name in enumerate(model.joint_names)]
@@ -165,9 +160,8 @@ def torque_table(header, model, tau, scale):
 
 def marker_array(header, model, tip_position, J_v, M_inv, tau_gravity, scale, labels=True,
                  cartesian=(), prefix=""):
-    """All markers for one state; header.frame_id must be the base link's frame. labels: the
-    table of gravity torques; cartesian: the markers of cartesian_markers, if any; prefix:
-    the node's frame_prefix."""
+    """All markers for one state; header.frame_id: the base link's frame. labels: the table
+    of gravity torques; cartesian: cartesian_markers' markers; prefix: frame_prefix."""
     markers = reflected_mass_markers(header, tip_position, J_v, M_inv, scale)
     markers += centre_of_mass_markers(header, model, scale, prefix)
     if labels:
