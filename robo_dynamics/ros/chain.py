@@ -36,8 +36,9 @@ def with_limits(model, values):
                                 for name in ("effort_limits", "velocity_limits")))
     for field, name, what in (("effort_limit", "effort_limits", "an effort limit"),
                               ("velocity_limit", "velocity_limits", "a velocity limit")):
-        if model.zero_limits(field):
-            raise ArgumentError(f"the URDF gives {', '.join(model.zero_limits(field))} {what} "
+        zero = model.zero_limits(field)
+        if zero:
+            raise ArgumentError(f"the URDF gives {', '.join(zero)} {what} "
                                 f"of 0: give the arm's limits with the parameter {name} (one "
                                 f"per joint, {list(model.joint_names)})")
     return model

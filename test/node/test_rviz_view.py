@@ -10,6 +10,7 @@ import pytest
 from conftest import REPO
 from node_harness import NAMES, Q, QD, REF, backend, harness, ros_context  # noqa: F401
 from rviz_view import VIEWS, View, shipped_view
+from robo_dynamics.ros.dynamics_node.markers import quaternion_from_matrix
 
 
 def segment_box_distance(a, b, box, samples=50):
@@ -114,11 +115,7 @@ def test_a_target_in_a_prefixed_frame_is_taken(harness):
         msg = PoseStamped()
         msg.header.frame_id = frame
         msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(x) for x in p)
-        w = np.sqrt(max(0.0, 1.0 + np.trace(R))) / 2.0
-        msg.pose.orientation.w = w
-        msg.pose.orientation.x = (R[2, 1] - R[1, 2]) / (4.0 * w)
-        msg.pose.orientation.y = (R[0, 2] - R[2, 0]) / (4.0 * w)
-        msg.pose.orientation.z = (R[1, 0] - R[0, 1]) / (4.0 * w)
+        msg.pose.orientation = quaternion_from_matrix(R)
         events = len(harness.inbox["events"])
         publisher.publish(msg)              # its answer: an event, refused or a new target
 

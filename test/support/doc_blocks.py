@@ -85,21 +85,16 @@ def prose_blocks(pages=PAGES):
     found = []
     for path in pages:
         current, start, fence = 0, 0, False
-        lines = path.read_text().splitlines()
-        for i, line in enumerate(lines + [""], 1):
+        for i, line in enumerate(path.read_text().splitlines() + [""], 1):
             stripped = line.strip()
             if stripped.startswith("```"):
                 fence = not fence
-            item = re.match(r"\s*([-*+]|\d+\.)\s", line)
-            ends = (fence or stripped.startswith("```") or not stripped
-                    or stripped.startswith(("|", "#", "<!--")) or item)
-            if ends and current:
+            prose = (not fence and bool(stripped)
+                     and not stripped.startswith(("```", "|", "#", "<!--")))
+            if current and (not prose or re.match(r"\s*([-*+]|\d+\.)\s", line)):
                 found.append((str(path.relative_to(REPO)), start, current))
                 current = 0
-            if fence or stripped.startswith("```") or not stripped \
-                    or stripped.startswith(("|", "#", "<!--")):
-                continue
-            if not current:
-                start = i
-            current += 1
+            if prose:
+                start = i if not current else start
+                current += 1
     return found

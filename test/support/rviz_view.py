@@ -19,27 +19,14 @@ import yaml
 
 from robo_dynamics.closed_chain.tree import load_tree
 from robo_dynamics.closed_chain.tree_dynamics import frame_pose, tree_kinematics
+from robo_dynamics.ros.conversions import matrix_from_quaternion
 from robo_dynamics.rviz.config import config_file, expanded
 from robo_dynamics.rviz.scale import arm_scale
+from robo_dynamics.spatial.rotations import rpy_to_matrix
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CHAR_WIDTH = 0.6         # × the text's height
 LINE_SPACING = 1.2
-
-
-def rpy_matrix(rpy):
-    r, p, y = rpy
-    Rx = np.array([[1, 0, 0], [0, np.cos(r), -np.sin(r)], [0, np.sin(r), np.cos(r)]])
-    Ry = np.array([[np.cos(p), 0, np.sin(p)], [0, 1, 0], [-np.sin(p), 0, np.cos(p)]])
-    Rz = np.array([[np.cos(y), -np.sin(y), 0], [np.sin(y), np.cos(y), 0], [0, 0, 1]])
-    return Rz @ Ry @ Rx
-
-
-def quaternion_matrix(o):
-    x, y, z, w = o.x, o.y, o.z, o.w
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
 @dataclasses.dataclass
@@ -103,7 +90,7 @@ class View:
                 origin = visual.find("origin")
                 xyz = [float(v) for v in origin.get("xyz", "0 0 0").split()]
                 rpy = [float(v) for v in origin.get("rpy", "0 0 0").split()]
-                R = R_link @ rpy_matrix(rpy)
+                R = R_link @ rpy_to_matrix(rpy)
                 c = p_link + R_link @ np.array(xyz)
                 half = 0.5 * float(cylinder.get("length")) * R[:, 2]
                 out.append((c - half, c + half, float(cylinder.get("radius"))))
@@ -125,7 +112,7 @@ class View:
             corners = np.array([self.project(start), self.project(end)])
             return Drawn(m.ns, colour, start, float(np.linalg.norm(end - start)),
                          (*corners.min(axis=0), *corners.max(axis=0)), [])
-        axes = R @ quaternion_matrix(m.pose.orientation)           # spheres, ellipsoids
+        axes = R @ matrix_from_quaternion(m.pose.orientation)      # spheres, ellipsoids
         semi = 0.5 * np.array([m.scale.x, m.scale.y, m.scale.z])
         reach = np.abs(np.array([axes[:, k] @ self.right for k in range(3)])) @ semi, \
             np.abs(np.array([axes[:, k] @ self.up for k in range(3)])) @ semi
