@@ -39,9 +39,10 @@ import numpy as np
 
 from ..algorithms import small_linalg
 from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
-from ..algorithms.operational_space import KAPPA_MAX, operational_space
+from ..algorithms.operational_space import KAPPA_MAX, operational_space, reflected_mass
 from ..spatial.rotations import axis_angle_matrix, rotation_vector
 from .momentum_observer import COLLISION, UNKNOWN, as_contact
+from .speed_scaling import HEADROOM
 from .trajectory import Motion
 
 CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE = "cartesian_impedance", "operational_space"
@@ -150,12 +151,13 @@ class Approach:
         """(s, ds/dτ) of s = 10τ³ − 15τ⁴ + 6τ⁵."""
         return tau ** 3 * (10.0 - 15.0 * tau + 6.0 * tau * tau), 30.0 * (tau * (1.0 - tau)) ** 2
 
-    def at(self, now, J_bar=None, qd=None):
+    def at(self, now, J_bar=None, qd=None, v_max=None):
         """(R (3, 3), p (3,) [m], ẋ (6,) [m/s; rad/s]) of the way at `now` [s], τ moved on
         from the last call: slowed where J̄ (6 → n) at the arm's pose now asks for more, or
         where a joint already moves faster (q̇ (n,): a light wrist that the tip's force
         spins about the point the way moves, which J̄ dx does not see), by that ratio
-        squared."""
+        squared; and where the tip would move faster than v_max [m/s] (a contact's limit
+        along the way, contact_safety.py; None: none), to HEADROOM of it."""
         tau = self.tau
         if now > self.time and tau < 1.0:
             rate = 1.0 / self.T
@@ -163,6 +165,9 @@ class Approach:
                 asked = self._quintic(tau)[1] * rate * self._speed(J_bar @ self.dx)
                 if qd is not None:
                     asked = max(asked, self._speed(qd) ** 2)
+                if v_max is not None:
+                    tip = self._quintic(tau)[1] * rate * math.sqrt(self.dx[:3] @ self.dx[:3])
+                    asked = max(asked, tip / (HEADROOM * v_max))
                 if asked > 1.0:
                     rate /= asked
             tau = self.tau = min(1.0, tau + (now - self.time) * rate)
@@ -197,6 +202,7 @@ class CartesianTarget(Motion):
         self.max_position_error = float(max_position_error)
         self.max_orientation_error = float(max_orientation_error)
         self.approach = None       # set when admitted (begin)
+        self.contact = None        # the contact limit the way keeps to (begin)
         k, V = np.linalg.eigh(self.K)
         if not (self.K.shape == (6, 6) and np.allclose(self.K, self.K.T, atol=1e-9)
                 and k[0] >= -1e-9 * max(k[-1], 1.0)):
@@ -221,16 +227,18 @@ class CartesianTarget(Motion):
         except (np.linalg.LinAlgError, ArithmeticError) as exc:
             return f"the tip's dynamics at this pose cannot be computed ({exc})"
 
-    def begin(self, solver, q, now, velocity_bound):
+    def begin(self, solver, q, now, settings):
         """The target admitted at `now` [s] with the arm at q: its Approach from the tip's
-        pose there, timed for the joints' velocity_bound (n,) [rad/s or m/s]."""
+        pose there, timed for the joints' velocity_bound (n,) [rad/s or m/s] and the
+        contact limit (settings.Settings)."""
         u = solver.unchecked
         J = u.jacobian(q, LOCAL_WORLD_ALIGNED)
         M_inv = u.mass_matrix_inverse(q)
         Lambda = operational_space(J, M_inv=M_inv).Lambda
         R, p = u.tip_pose(q)
         self.approach = Approach(R, p, self.R_d, self.p_d, M_inv @ J.T @ Lambda,
-                                 velocity_bound, now)
+                                 settings.velocity_bound, now)
+        self.contact = settings.contact
 
     def commanded_wrench(self, solver, q, qd, now=None):
         """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,
@@ -254,6 +262,14 @@ class CartesianTarget(Motion):
             tau = tau + (null / over if over > 1.0 else null)   # it stays in the nullspace
         return tau
 
+    def _speed_limit(self, J, M_inv):
+        """[m/s] the speed a contact allows the tip along its way (None: no limit, or the
+        way has no straight part)."""
+        line = self.approach.dx[:3]
+        if self.contact is None or not line.any():
+            return None
+        return float(self.contact.speed_limit(reflected_mass(J[:3], M_inv, line)[0]))
+
     def _law(self, u, q, qd, now=None):
         """(J (6, n), M⁻¹ (n, n), Λ (6, 6), F (6,)) at (q, q̇) and `now`; u: the unchecked
         solver."""
@@ -263,7 +279,8 @@ class CartesianTarget(Motion):
         R, p = u.tip_pose(q)
         R_v, p_v, xd_v = self.R_d, self.p_d, None
         if now is not None and self.approach is not None and not self.approach.ended:
-            R_v, p_v, xd_v = self.approach.at(now, M_inv @ J.T @ Lambda, qd)
+            R_v, p_v, xd_v = self.approach.at(now, M_inv @ J.T @ Lambda, qd,
+                                              self._speed_limit(J, M_inv))
         e = pose_error(R, p, R_v, p_v, self.max_position_error, self.max_orientation_error)
         D, _ = self.modes(Lambda)
         xd = J @ qd if xd_v is None else J @ qd - xd_v

@@ -62,6 +62,34 @@ def clamped_speed_limit(m_R, region):
     return 0.0 if math.isinf(m_R) else region.force / math.sqrt(m_R * region.spring)
 
 
+@dataclasses.dataclass(frozen=True)
+class ContactLimit:
+    """The contact a cell is limited for: the body regions a person may put in the arm's
+    way (names of REGIONS) and whether a contact may clamp them (against a fixture)."""
+    regions: tuple = tuple(REGIONS)
+    clamped: bool = False
+
+    def speed_limit(self, m_R):
+        """[m/s] v_max of the most restrictive region at reflected mass(es) m_R [kg] (a
+        float or an array; inf: a direction the point cannot move in)."""
+        m_R = np.asarray(m_R, dtype=float)
+        limits = []
+        for name in self.regions:
+            r = REGIONS[name]
+            with np.errstate(divide="ignore"):
+                if self.clamped:
+                    limits.append(r.force / np.sqrt(m_R * r.spring))
+                else:
+                    mu = 1.0 / (1.0 / r.mass + 1.0 / m_R)
+                    limits.append(2.0 * r.force / np.sqrt(mu * r.spring))
+        return np.min(limits, axis=0)
+
+    @property
+    def floor(self):
+        """[m/s] the least v_max at any mass (m_R → inf): below it no check is needed."""
+        return float(self.speed_limit(np.inf))
+
+
 def most_restrictive(m_R, regions=REGIONS, clamped=False):
     """(name, v_max [m/s]) of the region that allows the least speed at m_R."""
     limit = clamped_speed_limit if clamped else transient_speed_limit
@@ -100,3 +128,25 @@ def point_limit(J_v, M_inv, qd, regions=REGIONS, clamped=False):
         u, m_R = axes[:, k], float(masses[k])
     name, v_max = most_restrictive(m_R, regions, clamped)
     return PointLimit(speed, u, m_R, name, v_max)
+
+
+def guiding_torque(solver, q, qd, contact, period, headroom):
+    """τ (n,) [N·m or N] that damps a tool a person drives faster than `contact` allows
+    (hand guiding in gravity compensation): beyond headroom × v_max along its motion u,
+    the force F = −c (|v| − headroom v_max) u at the tool, τ = J_vᵀ F, with c = m_R(u) /
+    (2 T) the strongest damping the loop holds at the control period T [s] (the excess
+    speed halves each period, one period late); 0 below it, so continuous there."""
+    if contact is None or period is None:
+        return 0.0
+    J_v = solver.unchecked.jacobian(q)[:3]
+    v = J_v @ qd
+    speed = math.sqrt(v @ v)
+    if speed <= headroom * contact.floor:
+        return 0.0
+    u = v / speed
+    w = J_v.T @ u
+    m_R = 1.0 / float(w @ solver.unchecked.mass_matrix_inverse(q) @ w)
+    excess = speed - headroom * float(contact.speed_limit(m_R))
+    if excess <= 0.0:
+        return 0.0
+    return w * (-m_R / (2.0 * period) * excess)

@@ -31,10 +31,12 @@ from ..algorithms.friction import friction_torque
 from ..errors import UnclosedState
 from .closure_watch import ClosureWatch
 from .computed_torque import commanded_acceleration
+from .contact_safety import guiding_torque
 from .cycle_outputs import ERROR, INFO, WARN, Cycle, Event, Rest
 from .limits import clamp_effort
 from .momentum_observer import ExternalWatch, push_or_model_error
 from .rate_limit import TorqueRateLimiter
+from .speed_scaling import HEADROOM
 from .hold import hold_law
 from .trajectory import SetPoint
 from .watchdog import admission_fault, tracking_fault, velocity_fault
@@ -114,7 +116,7 @@ class Controller:
         if self.motion is not None:
             self.motion.ended("replaced by a new desired motion", replaced=True)
         self.motion, self.mode, self.hold_reason, self.hold_kind = motion, motion.mode, "", ""
-        motion.begin(self.solver, self.merger.q, now, self.settings.velocity_bound)
+        motion.begin(self.solver, self.merger.q, now, self.settings)
         if self.halted:                # the stream starts again, as a ramp
             self.halted, self.running = "", False
         what = ("tracking a new desired motion" if motion.mode == TRACKING
@@ -277,8 +279,9 @@ class Controller:
         """The mode's target torque (module docstring) and whether the hold's command was
         held at an effort bound: (τ (n,), at_bound)."""
         s, solver = self.settings, self.solver
-        if self.mode == GRAVITY:
-            return g + friction, False
+        if self.mode == GRAVITY:          # a person guiding it: damped beyond the limit
+            return g + friction + guiding_torque(solver, q, qd, s.contact, self.period,
+                                                 HEADROOM), False
         if self.mode == TRACKING:
             a = commanded_acceleration(q, qd, *desired, s.kp, s.kd)
             target = solver.unchecked.inverse_dynamics(q, qd, a) + friction

@@ -154,28 +154,31 @@ def _efforts(names, points, joint_names):
 
 
 class Stopping:
-    """The rest of a trajectory's path from `now`, slowed to a stop: path time s(τ) = s₀ + τ −
-    τ²/(2T) for 0 ≤ τ ≤ T (its rate ṡ falls linearly from 1 to 0), then s₀ + T/2. With
-    T = max_i |q̇_d,i(s₀)| / deceleration_i each joint's speed along the path falls at about
-    its deceleration [rad/s² or m/s²]: q̇ = q̇_d(s) ṡ, q̈ = q̈_d(s) ṡ² + q̇_d(s) s̈."""
+    """The rest of a trajectory's path from `now`, slowed to a stop: path time s(τ) = s₀ +
+    c (τ − τ²/(2T)) for 0 ≤ τ ≤ T (its rate ṡ falls linearly from c, the speed scaling's at
+    `now`, to 0), then s₀ + c T/2. With T = max_i |q̇_d,i| / deceleration_i (q̇_d at `now`)
+    each joint's speed along the path falls at about its deceleration [rad/s² or m/s²]:
+    q̇ = q'(s) ṡ, q̈ = q''(s) ṡ² + q'(s) s̈."""
 
     def __init__(self, trajectory, now, deceleration):
         self.trajectory, self.begin = trajectory, now
-        self.s0 = now - trajectory.start
+        self.s0 = trajectory.elapsed(now)
         qd = trajectory.sample(now)[1]
+        self.rate = 1.0 if trajectory.scale is None else trajectory.scale.at(
+            now - trajectory.start)[1]
         self.duration = float(np.max(np.abs(qd) / deceleration, initial=0.0))
         self.end = now + self.duration
 
     def sample(self, now):
         """(q_d, q̇_d, q̈_d) at absolute time `now` [s]."""
-        T, traj = self.duration, self.trajectory
+        T, traj, c = self.duration, self.trajectory, self.rate
         if T == 0.0:
-            q = traj.sample(traj.start + self.s0)[0]
+            q = traj.sample_path(self.s0)[0]
             return q, np.zeros_like(q), np.zeros_like(q)
         tau = min(max(now - self.begin, 0.0), T)
-        rate = 1.0 - tau / T
-        q, qd, qdd = traj.sample(traj.start + self.s0 + tau - tau * tau / (2.0 * T))
-        return q, qd * rate, qdd * rate * rate - (qd / T if tau < T else 0.0 * qd)
+        rate = c * (1.0 - tau / T)
+        q, qd, qdd = traj.sample_path(self.s0 + c * (tau - tau * tau / (2.0 * T)))
+        return q, qd * rate, qdd * rate * rate - (c * qd / T if tau < T else 0.0 * qd)
 
 
 class TrajectoryGoal(Motion):
@@ -193,6 +196,9 @@ class TrajectoryGoal(Motion):
         self.outcome = None        # Outcome once ended
         self.actual = None         # (now, q, q̇) of the last joint state judged
 
+    def begin(self, solver, q, now, settings):
+        self.trajectory.begin(solver, q, now, settings)
+
     def sample(self, now):
         return (self.stopping or self.trajectory).sample(now)
 
@@ -201,11 +207,12 @@ class TrajectoryGoal(Motion):
             return None
         if self.stopping is not None:
             now = min(now, self.stopping.begin)
-        return np.array([np.interp(now, self.times, column) for column in self.efforts.T])
+        t = self.trajectory.start + self.trajectory.elapsed(now)     # on the path
+        return np.array([np.interp(t, self.times, column) for column in self.efforts.T])
 
     def index(self, now):
         """The index of the goal's point the motion is heading for (its last once past)."""
-        t = now - self.trajectory.start
+        t = self.trajectory.elapsed(now)
         k = int(np.searchsorted(self.trajectory.times, t, side="left"))
         return max(0, min(k, len(self.trajectory.times) - 1) - self.first)
 
@@ -213,7 +220,7 @@ class TrajectoryGoal(Motion):
         self.actual = (now, q.copy(), qd.copy())
         if self.outcome is not None:
             return None
-        tol, t = self.tolerances, now - self.trajectory.start
+        tol, t = self.tolerances, self.trajectory.elapsed(now)
         if self.stopping is not None:
             if now >= self.stopping.end and _beyond(qd, 0.0, tol.goal_velocity, self.names,
                                                     VELOCITY) is None:

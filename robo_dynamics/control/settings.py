@@ -10,6 +10,7 @@ import dataclasses
 
 import numpy as np
 
+from .contact_safety import REGIONS, ContactLimit
 from .limits import effort_bounds, velocity_bounds
 from .momentum_observer import DEFAULT_THRESHOLDS
 
@@ -35,6 +36,7 @@ class Settings:
     control): the command sent leaves g(q) out; every bound applies to the full torque.
     hold_push_force [N]: a person's push at the tool that the hold yields to at no more than
     hold.HOLD_YIELD of the velocity bound (hold.hold_rates; 0: hold_decay_rate alone).
+    contact: the contact_safety.ContactLimit the tool's speed is kept within (None: none).
     """
     kp: np.ndarray
     kd: np.ndarray
@@ -57,6 +59,7 @@ class Settings:
     torque_constants: np.ndarray = None
     hardware_compensates_gravity: bool = False
     hold_push_force: float = 50.0
+    contact: ContactLimit = None
 
     def observer_thresholds(self):
         """(contact, collision) thresholds as lists, for momentum_observer.contact_levels."""
@@ -114,7 +117,16 @@ def controller_settings(values, model):
         torque_constants=(joint_values("torque_constants")
                           if values["effort_source"] == "current" else None),
         hardware_compensates_gravity=values["hardware_compensates_gravity"],
-        hold_push_force=values["hold_push_force"])
+        hold_push_force=values["hold_push_force"],
+        contact=contact_limit(values))
+
+
+def contact_limit(values):
+    """The ContactLimit the parameters ask for (unset: every region, transient), or None."""
+    if not values.get("power_force_limiting", True):
+        return None
+    return ContactLimit(tuple(values.get("body_regions") or REGIONS),
+                        values.get("contact_type", "transient") == "clamped")
 
 
 def friction_beyond_reach(model, mass_matrix, settings):

@@ -9,6 +9,7 @@ acceleration. Times are seconds from the trajectory's start.
 import numpy as np
 
 from .joint_order import order_of
+from .speed_scaling import speed_scale
 
 BLOCK = 512     # samples per pass of sample_many: its temporaries stay in the cache
 
@@ -23,9 +24,10 @@ class Motion:
 
     mode = "tracking"
 
-    def begin(self, solver, q, now, velocity_bound):
-        """The motion admitted at `now` [s] with the arm at q (a Cartesian target plans its
-        way from there); nothing by default."""
+    def begin(self, solver, q, now, settings):
+        """The motion admitted at `now` [s] with the arm at q, under `settings`
+        (settings.Settings: a Cartesian target plans its way from there, a trajectory its
+        speed scaling); nothing by default."""
 
     def feed_forward(self, now):
         return None
@@ -39,7 +41,9 @@ class Motion:
 
 class Trajectory(Motion):
     """Waypoints in model joint order: times (m,), positions/velocities/accelerations (m, n)
-    (velocities and accelerations may be None)."""
+    (velocities and accelerations may be None). Once admitted, its time may run slower than
+    the wall's where the tool would be too fast for a contact (`scale`, speed_scaling.py):
+    sample(now) follows it; the path's own time is `elapsed(now)`, sample_path(t) there."""
 
     def __init__(self, start, times, positions, velocities=None, accelerations=None):
         self.start = float(start)
@@ -58,10 +62,33 @@ class Trajectory(Motion):
             if values is not None and (values.shape != self.positions.shape
                                        or not np.all(np.isfinite(values))):
                 raise ValueError(f"trajectory {name} must be finite, one per joint and point")
+        self.scale = None          # speed_scaling.SpeedScale once admitted, or None (s = 1)
+
+    def begin(self, solver, q, now, settings):
+        """Its speed scaling for the contact limit (settings.contact; None: none)."""
+        if settings.contact is not None:
+            self.scale = speed_scale(solver, self, settings.contact, settings.hold_decay_rate)
+
+    def elapsed(self, now):
+        """[s] the path's time at absolute time `now` [s] (slower than the wall's where the
+        speed scaling holds it back)."""
+        t = now - self.start
+        return t if self.scale is None else self.scale.at(t)[0]
+
+    def wall(self, t):
+        """[s] the absolute time at which the path's time is t [s] (its inverse)."""
+        return self.start + (t if self.scale is None else self.scale.wall(t))
 
     def sample(self, now):
-        """(q_d, q̇_d, q̈_d) at absolute time `now` [s]."""
-        t = now - self.start
+        """(q_d, q̇_d, q̈_d) at absolute time `now` [s], with the speed scaling."""
+        if self.scale is None:
+            return self.sample_path(now - self.start)
+        t, s, s_dot = self.scale.at(now - self.start)
+        q, qd, qdd = self.sample_path(t)
+        return q, s * qd, s * s * qdd + s_dot * qd
+
+    def sample_path(self, t):
+        """(q, q', q'') at the path's time t [s] from its start (no speed scaling)."""
         n = self.positions.shape[1]
         if t <= self.times[0] or len(self.times) == 1:
             k = 0 if t <= self.times[0] else -1

@@ -32,20 +32,32 @@ class PoseRecording:
             raise ValueError("move_time and record_time must be > 0, settle_time >= 0, all "
                              "finite")
         self.poses = poses
-        times, positions, self.windows = [0.0], [np.asarray(start_q, dtype=float)], []
+        times, positions, self._windows = [0.0], [np.asarray(start_q, dtype=float)], []
         for pose in poses:
             arrive = times[-1] + move_time
             leave = arrive + settle_time + record_time
             times += [arrive, leave]
             positions += [pose, pose]
-            self.windows.append((start_time + arrive + settle_time, start_time + leave))
+            self._windows.append((arrive + settle_time, leave))
         zeros = np.zeros((len(times), len(start_q)))
         self.trajectory = Trajectory(start_time, times, positions, zeros, zeros)
-        self.end = start_time + times[-1]
+        self._end = times[-1]
         self._rows = [[] for _ in poses]        # per pose: (q, q̇, τ_m) of each state
         self._pose = 0                          # the window add() is at
         self.seen = -np.inf                     # [s] the latest state given to add()
         self.interrupted = None                 # why the arm left the plan (the caller's)
+
+    @property
+    def windows(self):
+        """[(begin, end)] [s] of each pose's recording, on the node's clock (later than
+        planned where the controller's speed scaling slows the moves)."""
+        wall = self.trajectory.wall
+        return [(wall(begin), wall(end)) for begin, end in self._windows]
+
+    @property
+    def end(self):
+        """[s] when the plan ends, on the node's clock."""
+        return self.trajectory.wall(self._end)
 
     def add(self, t, q, qd, tau):
         """One joint state at time t [s]: kept when inside a pose's recording window. Cheap
@@ -63,7 +75,7 @@ class PoseRecording:
             if t <= end:
                 if t >= begin:
                     return k, RECORDING
-                arrive = self.trajectory.start + self.trajectory.times[1 + 2 * k]
+                arrive = self.trajectory.wall(self.trajectory.times[1 + 2 * k])
                 return k, SETTLING if t >= arrive else MOVING
         return len(self.windows) - 1, DONE
 

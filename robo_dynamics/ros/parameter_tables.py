@@ -15,6 +15,7 @@ from rcl_interfaces.msg import ParameterType
 
 from ..backends import BACKENDS, DEFAULT_BACKEND
 from ..control.cartesian import LAWS
+from ..control.contact_safety import REGIONS
 from ..control.controller import COLLISION_REACTIONS
 from ..model.robot_model import STANDARD_GRAVITY
 from ..simulation.integrators import INTEGRATORS
@@ -188,6 +189,16 @@ DYNAMICS_NODE = {
                             "faster decay faster than hold_decay_rate (from M and J at the "
                             "pose, up to 0.5/(control period)); 0: hold_decay_rate alone.",
                             RUNTIME),
+    "power_force_limiting": Spec(True, BOOL,
+                                 "Keep the tool's speed within what a contact with a person "
+                                 "allows (ISO/TS 15066 Annex A) from the mass it carries "
+                                 "along its motion: trajectories slowed, Cartesian targets "
+                                 "approached slower, hand guiding damped beyond it.", RUNTIME),
+    "body_regions": Spec(list(REGIONS), STRINGS,
+                         f"The body regions a person may put in the tool's way, of "
+                         f"{list(REGIONS)}: the most restrictive sets the speed.", RUNTIME),
+    "contact_type": Spec("transient", STRING, "transient (the person can move away) or "
+                         "clamped (against a fixture: a lower speed).", RUNTIME),
     "hold_damping": Spec(None, DOUBLES,
                          "Joint damping D [N m s/rad] of the safe hold instead of "
                          "hold_decay_rate's law: gravity compensation - D qd, one per chain "
@@ -372,9 +383,11 @@ RANGES = {
     "cartesian.damping_ratio": lambda v: 0.0 < v <= 2.0,
     "cartesian.max_position_error": lambda v: 0.0 < v <= 1.0,
     "cartesian.max_orientation_error": lambda v: 0.0 < v <= math.pi,
+    "body_regions": lambda v: len(v) > 0 and set(v) <= set(REGIONS),
 }
 CHOICES = {"backend": list(BACKENDS), "integrator": sorted(INTEGRATORS),
            "engine": list(ENGINES), "effort_source": ["torque", "current"],
-           "collision_reaction": list(COLLISION_REACTIONS), "cartesian.law": list(LAWS)}
+           "collision_reaction": list(COLLISION_REACTIONS), "cartesian.law": list(LAWS),
+           "contact_type": ["transient", "clamped"]}
 # fractions of the URDF limits, in control/limits.py's SCALE_RANGE
 SCALES = ("torque_limit_scale", "velocity_limit_scale")

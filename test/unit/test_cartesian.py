@@ -393,7 +393,7 @@ def test_switching_to_a_cartesian_law_is_a_ramp():
     ctrl, rate = loop.ctrl, loop.ctrl.settings.max_torque_rate
     commands = [ctrl.step(NAMES, q.tolist(), qd.tolist(), [], loop.t).command]
     assert ctrl.desire(far, loop.t).kind == "tracking"
-    far.begin(ctrl.solver, q, loop.t - 100.0, ctrl.settings.velocity_bound)   # its way run
+    far.begin(ctrl.solver, q, loop.t - 100.0, ctrl.settings)   # its way run
     law = far.torque(ctrl.solver, q, qd)
     jump = np.abs(law - commands[0]).max()
     assert jump > 20.0                                       # N·m: a step if not ramped
@@ -419,7 +419,7 @@ def test_the_rate_limit_keeps_the_direction_of_an_operational_space_step():
                   np.diag([100.0] * 6), zeta=0.3, n=panda.dof)
     assert loop.ctrl.desire(step, loop.t).kind == "tracking"
     step.begin(loop.ctrl.solver, loop.arm.q, loop.t - 100.0,      # a step: its way run
-               loop.ctrl.settings.velocity_bound)
+               loop.ctrl.settings)
     before = loop.ctrl.counts["rate_limited"]
     worst = {"turn": 0.0, "off axis": 0.0}
 

@@ -1,0 +1,110 @@
+"""A joint trajectory slowed where its tool would move faster than a contact with a person
+allows (contact_safety.py), as ros2_controllers' scaled_joint_trajectory_controller slows
+one by a speed scaling: the path stays the same, its time runs at a rate s ∈ (0, 1]. No ROS
+here.
+
+With the path's time t running at ṫ = s, the desired state is q(t), s q'(t) and
+s² q''(t) + ṡ q'(t) (' : d/dt of the path's own time). Where the tool's path speed
+|J_v(q) q'| is above v_max (the most restrictive region at the tool's reflected mass along
+its motion), s ≤ HEADROOM v_max / |J_v q'|; s changes at no more than `rate` [1/s] of wall
+time, and starts falling early enough to be low where it must be (a backward pass, then a
+forward one: s² moves by at most 2 rate Δt between samples Δt of path time apart, which is
+exactly a constant ṡ = rate). The rate is the safe hold's decay rate: with |q'_i| within
+the velocity bound, the extra deceleration ṡ q'_i is at most what the hold itself asks.
+Then s is smoothed without rising anywhere: a running minimum over ±2/rate of path time,
+then two running means over ±1/rate (each mean's window lies inside the minimum's, so the
+result is below s everywhere), so that ṡ, and with it q̈_d, has no step.
+
+Between samples, s is linear in wall time (ṡ constant: s² is linear in path time), so
+t, s and ṡ are exactly consistent. The profile is computed once, when the trajectory is
+admitted, on the desired poses.
+"""
+
+import numpy as np
+
+HEADROOM = 0.95       # s keeps the tool's desired speed this far below v_max
+STEP = 0.004          # [s] of path time between the profile's samples (at most MAX_SAMPLES)
+MAX_SAMPLES = 4000
+SMALLEST = 1e-3       # s never below this (a point that cannot move toward a person: 1)
+
+
+def path_speed_limits(solver, q, qd, contact):
+    """(speed (N,) [m/s], v_max (N,) [m/s]) of the tool at path samples q, q' (N, n): its
+    speed |J_v q'| and the speed a contact allows along that motion."""
+    J = solver.jacobian_batch(q)[:, :3]                      # (N, 3, n), base axes
+    v = np.einsum("kij,kj->ki", J, qd)
+    speed = np.linalg.norm(v, axis=1)
+    moving = speed > 1e-9
+    u = np.where(moving[:, None], v / np.where(moving, speed, 1.0)[:, None], 0.0)
+    w = np.einsum("kij,ki->kj", J, u)                        # J_vᵀ u (N, n)
+    x = np.linalg.solve(solver.mass_matrix_batch(q), w[..., None])[..., 0]
+    mobility = np.einsum("kj,kj->k", w, x)                   # uᵀ J_v M⁻¹ J_vᵀ u
+    with np.errstate(divide="ignore"):
+        m_R = np.where(moving & (mobility > 0.0), 1.0 / mobility, np.inf)
+    return speed, contact.speed_limit(m_R)
+
+
+class SpeedScale:
+    """The time scale of one trajectory (module docstring): from its elapsed wall time to
+    its path time, rate and the rate's change. times (N,) [s of path time], scales (N,)."""
+
+    def __init__(self, times, scales):
+        self.times, self.scales = times, scales
+        spans = 2.0 * np.diff(times) / (scales[1:] + scales[:-1])     # wall time per step
+        self.walls = np.concatenate(([0.0], np.cumsum(spans)))
+        self.rates = np.diff(scales) / spans                         # ṡ per step [1/s]
+        self.least = float(scales.min())
+
+    def wall(self, t):
+        """[s] the wall time since the start at which the path's time is t [s]."""
+        if t <= 0.0 or t >= self.times[-1]:
+            return t if t <= 0.0 else self.walls[-1] + t - self.times[-1]
+        k = int(np.searchsorted(self.times, t, side="right")) - 1
+        s_k, rate, dt = self.scales[k], self.rates[k], t - self.times[k]
+        if abs(rate) < 1e-12:
+            return float(self.walls[k] + dt / s_k)
+        s = np.sqrt(s_k * s_k + 2.0 * rate * dt)                   # s² linear in t
+        return float(self.walls[k] + (s - s_k) / rate)
+
+    def at(self, elapsed):
+        """(t [s] path time, s, ṡ [1/s]) at `elapsed` [s] of wall time since the start."""
+        if elapsed <= 0.0 or elapsed >= self.walls[-1]:
+            end = 0.0 if elapsed <= 0.0 else self.times[-1] - self.walls[-1]
+            return elapsed + end, 1.0, 0.0
+        k = int(np.searchsorted(self.walls, elapsed, side="right")) - 1
+        w, s_k, rate = elapsed - self.walls[k], self.scales[k], self.rates[k]
+        return (float(self.times[k] + s_k * w + 0.5 * rate * w * w),
+                float(s_k + rate * w), float(rate))
+
+
+def _running(values, half, reduce):
+    """reduce (np.min or np.mean) over ±half samples around each, the ends repeated."""
+    if half < 1:
+        return values
+    padded = np.pad(values, half, mode="edge")
+    return reduce(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+
+
+def speed_scale(solver, trajectory, contact, rate):
+    """SpeedScale of `trajectory` (trajectory.Trajectory) for `contact`
+    (contact_safety.ContactLimit), s changing at most `rate` [1/s]; None where the tool is
+    never too fast (s = 1 throughout)."""
+    end = float(trajectory.times[-1])
+    if end <= 0.0:
+        return None
+    count = int(min(MAX_SAMPLES, max(2, np.ceil(end / STEP) + 1)))
+    times = np.linspace(0.0, end, count)
+    q, qd, _ = trajectory.sample_many(times)
+    speed, v_max = path_speed_limits(solver, q, qd, contact)
+    with np.errstate(divide="ignore"):
+        s = np.clip(HEADROOM * v_max / speed, SMALLEST, 1.0)
+    if s.min() >= 1.0:
+        return None
+    step = 2.0 * rate * (times[1] - times[0])
+    for k in range(count - 2, -1, -1):                 # falls in time for what follows
+        s[k] = min(s[k], np.sqrt(s[k + 1] ** 2 + step))
+    for k in range(1, count):                          # rises no faster than the rate
+        s[k] = min(s[k], np.sqrt(s[k - 1] ** 2 + step))
+    half = int(round(1.0 / (rate * (times[1] - times[0]))))
+    s = _running(_running(_running(s, 2 * half, np.min), half, np.mean), half, np.mean)
+    return SpeedScale(times, np.minimum(s, 1.0))
