@@ -126,12 +126,14 @@ class Approach:
     R_0ᵀ)], along the quintic s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ (at rest at both ends: no step in
     the commanded force). τ runs at 1/T, slowed wherever the joint speeds it asks, J̄ dx ṡ
     with J̄ = M⁻¹ Jᵀ Λ (the dynamically consistent inverse) where the arm is, would pass
-    APPROACH_SPEED × their bound; T makes that so at the start at the quintic's fastest."""
+    APPROACH_SPEED × their bound; T makes that so at the start at the quintic's fastest, and
+    keeps the tip's speed along the line within tip_speed [m/s] there."""
 
-    def __init__(self, R_0, p_0, R_d, p_d, J_bar, velocity_bound, start):
+    def __init__(self, R_0, p_0, R_d, p_d, J_bar, velocity_bound, start, tip_speed=np.inf):
         self.R_0, self.p_0, self.bound = R_0, p_0, np.asarray(velocity_bound, dtype=float)
         self.dx = np.concatenate((p_d - p_0, rotation_vector(R_d @ R_0.T)))
-        self.T = QUINTIC_PEAK * self._speed(J_bar @ self.dx)   # the speeds at ṡ = 1
+        self.T = QUINTIC_PEAK * max(self._speed(J_bar @ self.dx),    # the speeds at ṡ = 1
+                                    math.sqrt(self.dx[:3] @ self.dx[:3]) / tip_speed)
         self.tau, self.time = (0.0, float(start)) if self.T > 0.0 else (1.0, float(start))
         self.rate = 1.0 / self.T if self.T > 0.0 else 0.0
 
@@ -151,13 +153,14 @@ class Approach:
         """(s, ds/dτ) of s = 10τ³ − 15τ⁴ + 6τ⁵."""
         return tau ** 3 * (10.0 - 15.0 * tau + 6.0 * tau * tau), 30.0 * (tau * (1.0 - tau)) ** 2
 
-    def at(self, now, J_bar=None, qd=None, v_max=None):
+    def at(self, now, J_bar=None, qd=None, limit=None):
         """(R (3, 3), p (3,) [m], ẋ (6,) [m/s; rad/s]) of the way at `now` [s], τ moved on
         from the last call: slowed where J̄ (6 → n) at the arm's pose now asks for more, or
         where a joint already moves faster (q̇ (n,): a light wrist that the tip's force
         spins about the point the way moves, which J̄ dx does not see), by that ratio
-        squared; and where the tip would move faster than v_max [m/s] (a contact's limit
-        along the way, contact_safety.py; None: none), to HEADROOM of it."""
+        squared; and where the tip would move, or moves, faster than HEADROOM of what a
+        contact allows (limit: (v_max [m/s] along the way, the tip's speed / HEADROOM
+        v_max along its own motion), contact_safety.py; None: none), likewise."""
         tau = self.tau
         if now > self.time and tau < 1.0:
             rate = 1.0 / self.T
@@ -165,9 +168,9 @@ class Approach:
                 asked = self._quintic(tau)[1] * rate * self._speed(J_bar @ self.dx)
                 if qd is not None:
                     asked = max(asked, self._speed(qd) ** 2)
-                if v_max is not None:
+                if limit is not None:
                     tip = self._quintic(tau)[1] * rate * math.sqrt(self.dx[:3] @ self.dx[:3])
-                    asked = max(asked, tip / (HEADROOM * v_max))
+                    asked = max(asked, tip / (HEADROOM * limit[0]), limit[1] ** 2)
                 if asked > 1.0:
                     rate /= asked
             tau = self.tau = min(1.0, tau + (now - self.time) * rate)
@@ -239,6 +242,10 @@ class CartesianTarget(Motion):
         self.approach = Approach(R, p, self.R_d, self.p_d, M_inv @ J.T @ Lambda,
                                  settings.velocity_bound, now)
         self.contact = settings.contact
+        limit = self._speed_limit(J, M_inv, np.zeros_like(q))
+        if limit is not None:                  # timed for the contact's limit too
+            self.approach = Approach(R, p, self.R_d, self.p_d, M_inv @ J.T @ Lambda,
+                                     settings.velocity_bound, now, HEADROOM * limit[0])
 
     def commanded_wrench(self, solver, q, qd, now=None):
         """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,
@@ -262,13 +269,17 @@ class CartesianTarget(Motion):
             tau = tau + (null / over if over > 1.0 else null)   # it stays in the nullspace
         return tau
 
-    def _speed_limit(self, J, M_inv):
-        """[m/s] the speed a contact allows the tip along its way (None: no limit, or the
-        way has no straight part)."""
-        line = self.approach.dx[:3]
-        if self.contact is None or not line.any():
+    def _speed_limit(self, J, M_inv, qd):
+        """(v_max [m/s] along the way, the tip's speed / (HEADROOM v_max along its motion))
+        for Approach.at; None: no contact limit, or a way with no straight part."""
+        line, contact = self.approach.dx[:3], self.contact
+        if contact is None or not line.any():
             return None
-        return float(self.contact.speed_limit(reflected_mass(J[:3], M_inv, line)[0]))
+        v = J[:3] @ qd
+        speed = math.sqrt(v @ v)
+        masses = reflected_mass(J[:3], M_inv, np.array([line, v if speed > 1e-9 else line]))
+        v_max = contact.speed_limit(masses)
+        return float(v_max[0]), speed / (HEADROOM * float(v_max[1]))
 
     def _law(self, u, q, qd, now=None):
         """(J (6, n), M⁻¹ (n, n), Λ (6, 6), F (6,)) at (q, q̇) and `now`; u: the unchecked
@@ -280,7 +291,7 @@ class CartesianTarget(Motion):
         R_v, p_v, xd_v = self.R_d, self.p_d, None
         if now is not None and self.approach is not None and not self.approach.ended:
             R_v, p_v, xd_v = self.approach.at(now, M_inv @ J.T @ Lambda, qd,
-                                              self._speed_limit(J, M_inv))
+                                              self._speed_limit(J, M_inv, qd))
         e = pose_error(R, p, R_v, p_v, self.max_position_error, self.max_orientation_error)
         D, _ = self.modes(Lambda)
         xd = J @ qd if xd_v is None else J @ qd - xd_v

@@ -69,25 +69,29 @@ class ContactLimit:
     regions: tuple = tuple(REGIONS)
     clamped: bool = False
 
+    def __post_init__(self):
+        table = [(REGIONS[name].force, REGIONS[name].spring, REGIONS[name].mass)
+                 for name in self.regions]
+        object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_columns", np.array(table).T)    # F, k, m_H: (3, regions)
+        object.__setattr__(self, "floor", self.speed_limit(math.inf))
+
     def speed_limit(self, m_R):
         """[m/s] v_max of the most restrictive region at reflected mass(es) m_R [kg] (a
-        float or an array; inf: a direction the point cannot move in)."""
-        m_R = np.asarray(m_R, dtype=float)
-        limits = []
-        for name in self.regions:
-            r = REGIONS[name]
-            with np.errstate(divide="ignore"):
-                if self.clamped:
-                    limits.append(r.force / np.sqrt(m_R * r.spring))
-                else:
-                    mu = 1.0 / (1.0 / r.mass + 1.0 / m_R)
-                    limits.append(2.0 * r.force / np.sqrt(mu * r.spring))
-        return np.min(limits, axis=0)
-
-    @property
-    def floor(self):
-        """[m/s] the least v_max at any mass (m_R → inf): below it no check is needed."""
-        return float(self.speed_limit(np.inf))
+        float or an array; inf: a direction the point cannot move in). `floor` is its
+        least value at any mass (m_R → inf): below it no check is needed."""
+        if np.ndim(m_R) == 0:                   # one mass: the hot path, no arrays
+            m_R = float(m_R)
+            if self.clamped:
+                return min(F / math.sqrt(m_R * k) for F, k, _ in self._table)
+            return min(2.0 * F / math.sqrt(k * reduced_mass(m_R, m_H))
+                       for F, k, m_H in self._table)
+        F, k, m_H = self._columns
+        m_R = np.asarray(m_R, dtype=float)[..., None]
+        with np.errstate(divide="ignore"):
+            if self.clamped:
+                return np.min(F / np.sqrt(m_R * k), axis=-1)
+            return np.min(2.0 * F / np.sqrt(k / (1.0 / m_H + 1.0 / m_R)), axis=-1)
 
 
 def most_restrictive(m_R, regions=REGIONS, clamped=False):

@@ -279,16 +279,18 @@ class Controller:
         """The mode's target torque (module docstring) and whether the hold's command was
         held at an effort bound: (τ (n,), at_bound)."""
         s, solver = self.settings, self.solver
-        if self.mode == GRAVITY:          # a person guiding it: damped beyond the limit
-            return g + friction + guiding_torque(solver, q, qd, s.contact, self.period,
-                                                 HEADROOM), False
+        brake = 0.0                            # beyond the contact's limit (a person
+        if self.mode not in (TRACKING, HOLD):  # guiding it, a spring's pull): damped
+            brake = guiding_torque(solver, q, qd, s.contact, self.period, HEADROOM)
+        if self.mode == GRAVITY:
+            return g + friction + brake, False
         if self.mode == TRACKING:
             a = commanded_acceleration(q, qd, *desired, s.kp, s.kd)
             target = solver.unchecked.inverse_dynamics(q, qd, a) + friction
             extra = self.motion.feed_forward(now)
             return (target if extra is None else target + extra), False
         if self.mode != HOLD:                  # a Cartesian law (cartesian.py)
-            return self.motion.torque(solver, q, qd, now) + friction, False
+            return self.motion.torque(solver, q, qd, now) + friction + brake, False
         # the hold: friction helps stop, not compensated
         return hold_law(solver, q, qd, g, s, self.period,
                         self.limiter.reach(now, s.effort_bound))

@@ -96,8 +96,8 @@ def speed_scale(solver, trajectory, contact, rate):
     times = np.linspace(0.0, end, count)
     q, qd, _ = trajectory.sample_many(times)
     speed, v_max = path_speed_limits(solver, q, qd, contact)
-    with np.errstate(divide="ignore"):
-        s = np.clip(HEADROOM * v_max / speed, SMALLEST, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):    # at rest: s = 1
+        s = np.where(speed > 1e-9, np.clip(HEADROOM * v_max / speed, SMALLEST, 1.0), 1.0)
     if s.min() >= 1.0:
         return None
     step = 2.0 * rate * (times[1] - times[0])

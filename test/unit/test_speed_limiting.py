@@ -1,0 +1,222 @@
+"""Power and force limiting enforced (issue 63): the tool kept within the speed a contact
+with a person allows, in every mode, on two arms simulated by MuJoCo in lockstep with the
+controller core at dynamics_node's defaults.
+
+The references are independent of the code under test: the tool's speed and the mass it
+carries along its motion from MuJoCo (mj_jacBody at the tool's body origin, mj_fullM), and
+the speed limit from the standard's formulas written here (ISO/TS 15066:2016 Annex A:
+transient v = 2 F / √(μ k), μ = (1/m_H + 1/m_R)⁻¹; clamped v = F / √(m_R k)) over the
+body-region table (the standard's figures). Each test also runs the limit off and sees
+the tool go faster than allowed: the test can fail.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import robo_dynamics as rd
+from arm_matrix import MATRIX_ARMS, Loop, node_defaults, working_poses
+from conftest import REPO
+from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
+from robo_dynamics.control.contact_safety import REGIONS
+from robo_dynamics.control.trajectory import Trajectory
+from robo_dynamics.control.follow_trajectory import Stopping
+
+mujoco = pytest.importorskip("mujoco")
+
+ARMS = {"rd_ur5e": (REPO / "urdf" / "rd_ur5e.urdf", "tool0"), "panda": MATRIX_ARMS.get("panda")}
+
+
+def load(name):
+    if ARMS[name] is None:
+        pytest.skip("example-robot-data is not installed")
+    path, tip = ARMS[name]
+    return rd.load_robot(path, tip_link=tip)
+
+
+def iso_limit(m_R, clamped=False):
+    """[m/s] the least speed any shipped region allows at reflected mass m_R [kg]."""
+    if clamped:
+        return min(r.force / math.sqrt(m_R * r.spring) for r in REGIONS.values())
+    return min(2.0 * r.force / math.sqrt(r.spring * m_R * r.mass / (m_R + r.mass))
+               for r in REGIONS.values())
+
+
+def tool_figures(plant, q, v):
+    """(speed [m/s], m_R along the motion [kg]) of the tool's origin, from MuJoCo."""
+    mj, data = plant.mj, plant.data
+    data.qpos[plant.qpos], data.qvel[:] = q, 0.0
+    data.qvel[plant.dof] = v
+    mujoco.mj_forward(mj, data)
+    jacp = np.zeros((3, mj.nv))
+    mujoco.mj_jacBody(mj, data, jacp, None, mj.body(plant.model.tip_link).id)
+    M = np.zeros((mj.nv, mj.nv))
+    mujoco.mj_fullM(mj, data, M)
+    velocity = jacp @ data.qvel
+    speed = float(np.linalg.norm(velocity))
+    if speed < 1e-6:
+        return speed, math.inf
+    w = jacp.T @ (velocity / speed)
+    return speed, 1.0 / float(w @ np.linalg.solve(M, w))
+
+
+def worst_ratios(loop, seconds, guided=False):
+    """Run `seconds`; the largest tool speed / the speed allowed along its motion, for a
+    transient and a clamped contact (the plant's own figures: a separate MuJoCo model of
+    the same URDF); guided: only while in gravity compensation."""
+    probe = type(loop.arm.plant)(loop.robot)
+    worst = np.zeros(2)
+
+    def measure(lp):
+        if guided and lp.ctrl.mode != "gravity":
+            return
+        speed, m_R = tool_figures(probe, lp.arm.q, lp.arm.v)
+        if speed > 0.05:
+            worst[:] = np.maximum(worst, [speed / iso_limit(m_R, False),
+                                          speed / iso_limit(m_R, True)])
+    loop.run(seconds, each=measure)
+    return worst
+
+
+def swing(robot, q0, duration, speed=0.6):
+    """A quintic from q0 in `duration` [s] at which every joint peaks at `speed` × its
+    velocity bound (alternating directions), within the joint limits: (goal, a function of
+    the start time giving the Trajectory)."""
+    n, bound = robot.dof, np.asarray(robot.velocity_limit, dtype=float)
+    step = speed * bound * duration / 1.875 * (-1.0) ** np.arange(n)
+    goal = np.clip(q0 + step, robot.lower + 0.05, robot.upper - 0.05)
+    rest = np.zeros((2, n))
+    return goal, lambda t: Trajectory(t, [0.0, duration], [q0, goal], rest, rest)
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_a_trajectory_too_fast_for_a_person_is_slowed_along_its_own_path(name):
+    """Every joint at up to 0.8 × its velocity bound (a 1 s quintic) from three working
+    poses: with power_force_limiting, for a transient and for a clamped contact, the tool
+    stays within the speed allowed (at most 1 % over: the tracking error) and the motion
+    ends at its goal with no safe hold; off, the same motion goes at least 30 % (transient)
+    and 200 % (clamped) faster than allowed at one pose at least."""
+    robot = load(name)
+    off = []
+    for q0 in working_poses(robot, count=3, seed=63):
+        goal, motion = swing(robot, q0, 1.0, speed=0.8)
+        for on, contact in ((False, "transient"), (True, "transient"), (True, "clamped")):
+            loop = Loop(robot, q0, power_force_limiting=on, contact_type=contact)
+            loop.run(0.02)
+            trajectory = motion(loop.t)
+            assert loop.ctrl.desire(trajectory, loop.t).kind == "tracking"
+            scale = trajectory.scale
+            ratios = worst_ratios(loop, 0.2 + (scale.walls[-1] if scale else 1.0))
+            if not on:
+                off.append(ratios)
+                continue
+            assert ratios[int(contact == "clamped")] <= 1.01, (contact, ratios)
+            assert "safe_hold" not in loop.kinds(), loop.events
+            assert np.abs(loop.arm.q - goal).max() < 2e-3
+    assert np.max(off, axis=0)[0] >= 1.3 and np.max(off, axis=0)[1] >= 3.0, off
+
+
+def test_the_scaled_motion_is_the_path_at_a_rate_that_never_steps():
+    """On rd_ur5e's swing: every desired pose is the unscaled path's at the path time the
+    scale gives; the desired velocity and acceleration are the derivatives of the desired
+    pose (finite differences, 0.1 ms); |ṡ| ≤ the hold's decay rate; ṡ has no step (it
+    moves less than 2 % of that rate per millisecond); the path's time, mapped back to
+    wall time, is the wall time."""
+    robot = load("rd_ur5e")
+    q0 = working_poses(robot, count=1, seed=63)[0]
+    loop = Loop(robot, q0)
+    _, motion = swing(robot, q0, 1.0, speed=0.8)
+    trajectory = motion(0.0)
+    trajectory.begin(loop.ctrl.solver, q0, 0.0, loop.settings)
+    scale, h = trajectory.scale, 2e-4
+    assert scale is not None and scale.least < 0.8
+    walls = np.arange(0.0, scale.walls[-1] + 0.1, h)
+    q, qd, qdd = (np.array(x) for x in zip(*(trajectory.sample(w) for w in walls)))
+    path = np.array([trajectory.sample_path(scale.at(w)[0])[0] for w in walls])
+    assert np.abs(q - path).max() < 1e-12
+    assert np.abs(np.gradient(q, h, axis=0) - qd)[2:-2].max() < 1e-4
+    assert np.abs(np.gradient(qd, h, axis=0) - qdd)[2:-2].max() < 0.02 * np.abs(qdd).max()
+    rates = np.array([scale.at(w)[2] for w in walls])
+    rate = loop.settings.hold_decay_rate
+    assert np.abs(rates).max() <= rate
+    assert np.abs(np.diff(rates[::10])).max() < 0.02 * rate
+    assert max(abs(scale.wall(scale.at(w)[0]) - w) for w in walls[::97]) < 1e-12
+
+
+def test_a_cancel_slows_the_scaled_path_from_its_scaled_speed():
+    """A cancel in the middle of the scaled swing: the stop starts at the desired velocity
+    the scale gave (no step) and ends at rest on the path."""
+    robot = load("rd_ur5e")
+    q0 = working_poses(robot, count=1, seed=63)[0]
+    loop = Loop(robot, q0)
+    trajectory = swing(robot, q0, 1.0, speed=0.8)[1](0.0)
+    trajectory.begin(loop.ctrl.solver, q0, 0.0, loop.settings)
+    now = 0.5 * trajectory.scale.walls[-1]
+    stop = Stopping(trajectory, now, np.full(robot.dof, 5.0))
+    before, after = trajectory.sample(now), stop.sample(now)
+    assert np.abs(after[1] - before[1]).max() < 1e-12
+    assert np.abs(after[0] - before[0]).max() < 1e-12
+    end = stop.sample(stop.end + 0.1)
+    assert np.abs(end[1]).max() == 0.0
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_a_cartesian_target_is_approached_no_faster_than_a_clamped_hand_allows(name):
+    """A target 0.25 m away along the direction the tool carries most mass in, in
+    Cartesian impedance at the node's defaults, from two working poses, clamped contact
+    (the lowest limit): the tool approaches within what is allowed and ends within 5 mm of
+    the target; off, the approach goes at least 30 % faster than allowed at one pose at
+    least."""
+    robot = load(name)
+    solver, d, n = rd.make_solver(robot, "pinocchio"), node_defaults(), robot.dof
+    off = []
+    for q0 in working_poses(robot, count=2, seed=64):
+        J_v = solver.jacobian(q0)[:3]
+        heavy = np.linalg.eigh(J_v @ solver.mass_matrix_inverse(q0) @ J_v.T)[1][:, 0]
+        R, p = solver.tip_pose(q0)
+        for on in (True, False):
+            loop = Loop(robot, q0, power_force_limiting=on, contact_type="clamped")
+            loop.run(0.02)
+            motion = CartesianTarget(CARTESIAN_IMPEDANCE, R, p + 0.25 * heavy,
+                                     np.diag(d["cartesian.stiffness"]),
+                                     d["cartesian.damping_ratio"], np.zeros(6), None,
+                                     np.full(n, 10.0), np.full(n, 5.0),
+                                     d["cartesian.max_position_error"],
+                                     d["cartesian.max_orientation_error"])
+            assert loop.ctrl.desire(motion, loop.t).kind == "tracking", loop.events
+            ratio = worst_ratios(loop, 2.6)[1]
+            assert "safe_hold" not in loop.kinds(), loop.events
+            assert np.linalg.norm(loop.ref.tip_pose(loop.arm.q)[1] - p - 0.25 * heavy) < 5e-3
+            if on:
+                assert ratio <= 1.0, ratio
+            else:
+                off.append(ratio)
+    assert max(off) >= 1.3, off
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_a_person_guiding_the_arm_faster_than_allowed_is_held_back(name):
+    """Gravity compensation (collisions reported, not reacted to: hand guiding), a 15 N
+    push on the tool along the direction it carries most mass in, from two working poses,
+    clamped contact: with the limit the tool stays within 2 % of the speed allowed while
+    the node guides it; off, it goes at least 50 % faster at one pose at least (until the
+    velocity watchdog takes it into the safe hold, which the figures stop at)."""
+    robot = load(name)
+    solver = rd.make_solver(robot, "pinocchio")
+    off = []
+    for q0 in working_poses(robot, count=2, seed=65):
+        J_v = solver.jacobian(q0)[:3]
+        push = 15.0 * np.linalg.eigh(J_v @ solver.mass_matrix_inverse(q0) @ J_v.T)[1][:, 0]
+        for on in (True, False):
+            loop = Loop(robot, q0, power_force_limiting=on, contact_type="clamped",
+                        collision_reaction="none")
+            loop.run(0.05)
+            R = loop.ref.tip_pose(loop.arm.q)[0]
+            loop.arm.set_external_wrench(robot.tip_link, R.T @ push, np.zeros(3))
+            ratio = worst_ratios(loop, 0.4, guided=True)[1]
+            if on:
+                assert ratio <= 1.02, ratio
+            else:
+                off.append(ratio)
+    assert max(off) >= 1.5, off
