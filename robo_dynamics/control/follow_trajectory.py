@@ -202,6 +202,10 @@ class TrajectoryGoal(Motion):
     def sample(self, now):
         return (self.stopping or self.trajectory).sample(now)
 
+    def speed_scaling(self, now):
+        return self.trajectory.speed_scaling(min(now, self.stopping.begin) if self.stopping
+                                             else now)
+
     def feed_forward(self, now):
         if self.efforts is None:
             return None

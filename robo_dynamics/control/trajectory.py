@@ -32,6 +32,10 @@ class Motion:
     def feed_forward(self, now):
         return None
 
+    def speed_scaling(self, now):
+        """The rate its time runs at, now (1: as the wall's; speed_scaling.py)."""
+        return 1.0
+
     def judge(self, now, q, qd, q_d, qd_d):
         return None
 
@@ -78,6 +82,9 @@ class Trajectory(Motion):
     def wall(self, t):
         """[s] the absolute time at which the path's time is t [s] (its inverse)."""
         return self.start + (t if self.scale is None else self.scale.wall(t))
+
+    def speed_scaling(self, now):
+        return 1.0 if self.scale is None else self.scale.at(now - self.start)[1]
 
     def sample(self, now):
         """(q_d, q̇_d, q̈_d) at absolute time `now` [s], with the speed scaling."""

@@ -127,8 +127,10 @@ def validate(values, dof):
     for name, ok in RANGES.items():
         if name in values and not ok(values[name]):
             return f"{name}={values[name]!r} is out of range"
-    for name, choices in CHOICES.items():
-        if name in values and values[name] not in choices:
+    for name, choices in CHOICES.items():      # a list: each of its values
+        given = values.get(name)
+        if name in values and any(v not in choices for v in (
+                given if isinstance(given, (list, tuple)) else [given])):
             return f"{name} must be one of {choices}, got {values[name]!r}"
     return None
 

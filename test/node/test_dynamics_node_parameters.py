@@ -41,7 +41,10 @@ def test_parameters_are_validated(harness):
                       Parameter("constraints.elbow_joint.goal", value=math.nan),
                       Parameter("constraints.goal_time", value=-1.0),
                       Parameter("action_monitor_rate", value=0.0),
-                      Parameter("stop_deceleration", value=[0.0])):
+                      Parameter("stop_deceleration", value=[0.0]),
+                      Parameter("body_regions", value=["head"]),
+                      Parameter("body_regions", value=[""]),
+                      Parameter("contact_type", value="soft")):
         assert not node.set_parameters([parameter])[0].successful, parameter.name
     assert node.set_parameters([Parameter("constraints.elbow_joint.goal",
                                           value=0.05)])[0].successful
@@ -219,6 +222,14 @@ def test_the_tools_speed_limit_next_to_a_person_is_reported(harness):
     region = min(limits, key=limits.get)
     assert diagnostic_value(last, "tool_speed_limit") == \
         f"{limits[region]:.3g} m/s ({region}, transient)"
+    assert diagnostic_value(last, "speed_scaling") == "1"      # nothing tracked
+    from rclpy.parameter import Parameter
+    assert harness.node.set_parameters([Parameter("body_regions", value=["chest"]),
+                                        Parameter("contact_type", value="clamped")])[0].successful
+    harness.stream_until("diagnostics", lambda d: "clamped" in (
+        diagnostic_value(d, "tool_speed_limit") or ""))
+    assert diagnostic_value(harness.inbox["diagnostics"][-1], "tool_speed_limit") == \
+        f"{140 / np.sqrt(m_R * 25e3):.3g} m/s (chest, clamped)"         # F_qs / √(m_R k)
 
 
 def test_a_urdf_without_limits_is_refused_unless_the_parameters_give_them(ros):

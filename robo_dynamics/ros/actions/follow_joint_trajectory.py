@@ -218,7 +218,7 @@ class TrajectoryAction(HelperNode):
         feedback.header.stamp = Time(nanoseconds=round(now * 1e9)).to_msg()
         feedback.joint_names = goal.names
         feedback.index = goal.index(now)
-        since = now - goal.trajectory.start
+        since = goal.trajectory.elapsed(now)     # the path's time: slower where speed-scaled
         for point in (feedback.desired, feedback.actual, feedback.error):
             point.time_from_start.sec = math.floor(since)
             point.time_from_start.nanosec = int((since - math.floor(since)) * 1e9)

@@ -10,6 +10,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_msgs.msg import Header
 
 from ...control import contact_safety, health
+from ...control.contact_safety import REGIONS
 from .outputs import REFRESH
 
 LEVELS = {health.OK: DiagnosticStatus.OK, health.WARN: DiagnosticStatus.WARN,
@@ -58,23 +59,31 @@ def _state(node):
 
 
 def _contact_safety(node):
-    """The tool's speed, the mass it carries along its motion, and the speed a contact
-    with the most restrictive body region allows (control/contact_safety.py): reported,
-    not yet enforced."""
-    state = node.controller.measured_state()
+    """The tool's speed, the mass it carries along its motion, the speed a contact with
+    the most restrictive body region allows and the margin (control/contact_safety.py),
+    and the tracked trajectory's speed scaling now (1: not slowed)."""
+    controller = node.controller
+    state, contact = controller.measured_state(), controller.settings.contact
     if state is None:
         return {}
     q, qd = state
+    regions = REGIONS if contact is None else {name: REGIONS[name] for name in contact.regions}
+    clamped = contact is not None and contact.clamped
     try:
         limit = contact_safety.point_limit(node.solver.jacobian(q)[:3],
-                                           node.solver.mass_matrix_inverse(q), qd)
+                                           node.solver.mass_matrix_inverse(q), qd, regions,
+                                           clamped)
     except Exception as exc:               # reported, never a reason to stop the status
         node.live.failed(exc, "contact safety")
         return {}
+    motion = controller.motion
+    scaling = 1.0 if motion is None else motion.speed_scaling(node.live.now())
+    kind = ("clamped" if clamped else "transient") + ("" if contact else ", not enforced")
     return {"tool_speed": f"{limit.speed:.3g} m/s",
             "tool_reflected_mass": f"{limit.mass:.3g} kg",
-            "tool_speed_limit": f"{limit.v_max:.3g} m/s ({limit.region}, transient)",
-            "tool_speed_margin": f"{limit.margin:.3g} m/s"}
+            "tool_speed_limit": f"{limit.v_max:.3g} m/s ({limit.region}, {kind})",
+            "tool_speed_margin": f"{limit.margin:.3g} m/s",
+            "speed_scaling": f"{scaling:.3g}"}
 
 
 def _figures(node, now, worst):
