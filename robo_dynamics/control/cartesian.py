@@ -26,7 +26,8 @@ down so that no joint's part exceeds its cap. A 6-joint arm has no nullspace awa
 Safety: each part of e is clipped (position ≤ max_position_error [m], rotation ≤
 max_orientation_error [rad]), so a far target is approached at a bounded force, not as a
 step; and the target itself is approached along a way (Approach) timed so that no joint
-moves faster than APPROACH_SPEED × its velocity bound: the law acts about the way's pose
+moves faster than APPROACH_SPEED × its velocity bound, nor the tip faster than a contact
+with a person allows (contact_safety.py): the law acts about the way's pose
 and velocity, e = [p_v − p; φ(R_v Rᵀ)] and D (ẋ_v − ẋ), until the way ends at the target
 (a moving equilibrium, as a trajectory sent in steps; at rest the law is the plain one, so
 a steady push gives the compliance K⁻¹F); a stiffness the loop cannot hold at the control period is refused (`stability_fault`);

@@ -3,7 +3,7 @@
 Each joint state gives at most one command (model joint order, N·m or N):
 
     mode      target                                              while
-    gravity   g(q) (+ friction)                                   no desired motion
+    gravity   g(q) (+ friction) (+ the brake: contact_safety.py)   no desired motion
     tracking  RNEA(q, q̇, a) (+ friction) (+ the motion's         an admitted joint motion
               feed-forward), a = q̈_d + K_p (q_d − q) + K_d (q̇_d − q̇)
     cartesian_impedance, operational_space: the law of a          an admitted Cartesian
@@ -11,7 +11,9 @@ Each joint state gives at most one command (model joint order, N·m or N):
     hold      M(q)(−λ ⊙ q̇) + C q̇ + g(q): joint i's velocity      after a fault, until a new
               decays as e^(−λ_i t) (hold.hold_law)                desired motion is admitted
 
-The target is clamped to the effort bounds, then rate-limited (rate_limit.py): every change
+Next to a person (settings.contact): a trajectory's time is scaled (speed_scaling.py), a
+Cartesian way timed; the brake damps the tool beyond its limit. The target is clamped to the
+effort bounds, then rate-limited (rate_limit.py): every change
 of source (mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
 hardware_compensates_gravity the command sent is that minus g(q). The envelope: admission
 (start, limits, velocity), watchdogs (velocity bound, tracking error → hold; stale joint

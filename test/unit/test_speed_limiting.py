@@ -94,7 +94,7 @@ def swing(robot, q0, duration, speed=0.6):
 def test_a_trajectory_too_fast_for_a_person_is_slowed_along_its_own_path(name):
     """Every joint at up to 0.8 × its velocity bound (a 1 s quintic) from three working
     poses: with power_force_limiting, for a transient and for a clamped contact, the tool
-    stays within the speed allowed (at most 1 % over: the tracking error) and the motion
+    stays within the speed allowed (0.95 of it measured) and the motion
     ends at its goal with no safe hold; off, the same motion goes at least 30 % (transient)
     and 200 % (clamped) faster than allowed at one pose at least."""
     robot = load(name)
@@ -111,7 +111,7 @@ def test_a_trajectory_too_fast_for_a_person_is_slowed_along_its_own_path(name):
             if not on:
                 off.append(ratios)
                 continue
-            assert ratios[int(contact == "clamped")] <= 1.01, (contact, ratios)
+            assert ratios[int(contact == "clamped")] <= 1.0, (contact, ratios)
             assert "safe_hold" not in loop.kinds(), loop.events
             assert np.abs(loop.arm.q - goal).max() < 2e-3
     assert np.max(off, axis=0)[0] >= 1.3 and np.max(off, axis=0)[1] >= 3.0, off
