@@ -19,36 +19,42 @@ def mode_cost(rounds=5):
     model = rd.load_robot(path, tip_link=tip)
     q = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
     qd = np.array([0.1, -0.2, 0.3, 0.1, -0.1, 0.2, 0.3])
+    from robo_dynamics.control.contact_safety import ContactLimit
     rows = []
     for backend in rd.BACKENDS:
         solver = rd.make_solver(model, backend)
         effort = solver.gravity(q).tolist()
-        steps = [stepper(controller(model, solver, mode, q), list(model.joint_names),
-                         q.tolist(), qd.tolist(), effort) for mode in MODES]
-        times = np.array([[per_call(step, budget=0.1) * 1e6 for step in steps]
-                          for _ in range(rounds)])
-        rows.append((backend, *(f"{t:.1f}" for t in np.median(times, axis=0))))
+        for contact in (None, ContactLimit()):
+            steps = [stepper(controller(model, solver, mode, q, contact),
+                             list(model.joint_names), q.tolist(), qd.tolist(), effort)
+                     for mode in MODES]
+            times = np.array([[per_call(step, budget=0.1) * 1e6 for step in steps]
+                              for _ in range(rounds)])
+            name = backend + (", power_force_limiting" if contact else "")
+            rows.append((name, *(f"{t:.1f}" for t in np.median(times, axis=0))))
     return rows
 
 
-def controller(model, solver, mode, q):
-    """A Controller of `model` in `mode` at q (no bounds that could stop it)."""
+def controller(model, solver, mode, q, contact=None):
+    """A Controller of `model` in `mode` at q (no bounds that could stop it; `contact`: the
+    contact_safety.ContactLimit kept, or None). Tracking follows a 0.5 rad move of every
+    joint in 0.3 s (that the limit slows)."""
     from robo_dynamics.control import cartesian
     from robo_dynamics.control.controller import Controller
     from robo_dynamics.control.joint_state_merger import JointStateMerger
     from robo_dynamics.control.settings import Settings
-    from robo_dynamics.control.trajectory import SetPoint
+    from robo_dynamics.control.trajectory import Trajectory
     n, names = model.dof, list(model.joint_names)
     settings = Settings(
         kp=np.full(n, 100.0), kd=np.full(n, 20.0), effort_bound=model.effort_limit,
         max_torque_rate=np.full(n, 1e9), start_tolerance=np.full(n, 1.0),
         max_tracking_error=np.full(n, 10.0), velocity_bound=np.full(n, np.inf),
-        hold_damping=None, stale_timeout=1e9)
+        hold_damping=None, stale_timeout=1e9, contact=contact)
     ctrl = Controller(solver, JointStateMerger(names, names), settings)
     for t in (0.0, 1e-3):                # a complete state and the control period
         ctrl.step(names, q.tolist(), [0.0] * n, [], t)
     if mode == "tracking":
-        motion = SetPoint(q + 0.01, np.zeros(n))
+        motion = Trajectory(0.0, [0.0, 0.3], [q, q + 0.5], np.zeros((2, n)))
     elif mode != "gravity":
         R, p = solver.tip_pose(q)
         law = mode.split(" ")[0]

@@ -98,8 +98,10 @@ def main(argv=None):
     rows = mode_cost()
     sections.append(
         "## 1c. The controller's step per mode\n\nThe controller core's step for one joint "
-        "state of the Panda moving (q̇ ≠ 0, observer off), per control mode: gravity "
-        "compensation; tracking (computed torque, one RNEA); Cartesian impedance (J, M⁻¹, Λ, "
+        "state of the Panda moving (q̇ ≠ 0, observer off), per control mode, without and "
+        "with power_force_limiting (the tool kept to a contact's speed: the brake's J and "
+        "M⁻¹, the trajectory's speed scaling, the way's timing): gravity "
+        "compensation; tracking (computed torque, one RNEA, along a fast move); Cartesian impedance (J, M⁻¹, Λ, "
         "the tip's pose and the damping by double diagonalisation: a Cholesky factor and a "
         "6 × 6 eigen-decomposition per state); the same with the nullspace posture pull; "
         "operational space (J̇q̇ instead of the eigen-decomposition). A warm loop, the modes "
