@@ -21,9 +21,13 @@ from conftest import REPO
 from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
 from robo_dynamics.control.contact_safety import REGIONS
 from robo_dynamics.control.trajectory import Trajectory
+from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.follow_trajectory import Stopping
+from robo_dynamics.control.joint_state_merger import JointStateMerger
+from robo_dynamics.control.settings import controller_settings
 
 mujoco = pytest.importorskip("mujoco")
+from robo_dynamics.simulation.mujoco_plant import MujocoPlant  # noqa: E402
 
 ARMS = {"rd_ur5e": (REPO / "urdf" / "rd_ur5e.urdf", "tool0"), "panda": MATRIX_ARMS.get("panda")}
 
@@ -41,6 +45,19 @@ def iso_limit(m_R, clamped=False):
         return min(r.force / math.sqrt(m_R * r.spring) for r in REGIONS.values())
     return min(2.0 * r.force / math.sqrt(r.spring * m_R * r.mass / (m_R + r.mass))
                for r in REGIONS.values())
+
+
+def mass_along(plant, q, u):
+    """[kg] the tool's reflected mass along unit u (base axes), from MuJoCo."""
+    mj, data = plant.mj, plant.data
+    data.qpos[plant.qpos], data.qvel[:] = q, 0.0
+    mujoco.mj_forward(mj, data)
+    jacp = np.zeros((3, mj.nv))
+    mujoco.mj_jacBody(mj, data, jacp, None, mj.body(plant.model.tip_link).id)
+    M = np.zeros((mj.nv, mj.nv))
+    mujoco.mj_fullM(mj, data, M)
+    w = jacp.T @ u
+    return 1.0 / float(w @ np.linalg.solve(M, w))
 
 
 def tool_figures(plant, q, v):
@@ -225,3 +242,76 @@ def test_a_person_guiding_the_arm_faster_than_allowed_is_held_back(name):
             else:
                 off.append(ratio)
     assert max(off) >= 1.5, off
+
+
+HAND = REGIONS["hand"]
+SUBSTEPS = 10          # MuJoCo at 0.1 ms inside each 1 ms control period: the hand's spring
+                       # (ω = √(k/μ) ≈ 400 rad/s) integrated to about 1 %
+
+
+def hit_a_hand(robot, q0, on):
+    """The swing of the first test driven through a hand stand-in: a free 0.6 kg body
+    (ISO/TS 15066's effective mass of a hand) behind a spring of 75 N/mm that takes
+    compression only, its face where the unscaled swing's tool is fastest and its axis
+    along that motion. MuJoCo steps the arm at 0.1 ms, the hand and its spring are
+    integrated beside it, the spring's force applied at the tool; the controller (node
+    defaults, power_force_limiting `on`, a transient contact) runs at 1 kHz. → (the
+    largest spring force [N], (the tool's speed along the axis at first touch [m/s], its
+    reflected mass along it there [kg], MuJoCo's)).""" 
+    names, n = list(robot.joint_names), robot.dof
+    settings = controller_settings(node_defaults(power_force_limiting=on), robot)
+    ctrl = Controller(rd.make_solver(robot, "pinocchio"), JointStateMerger(names, names),
+                      settings)
+    ref = rd.make_solver(robot, "pinocchio")
+    plant = MujocoPlant(robot, "rk4", 1e-3 / SUBSTEPS)
+    goal, motion = swing(robot, q0, 1.0, speed=0.8)
+    path = motion(0.0)
+    times = np.linspace(0.0, 1.0, 201)
+    speeds = [np.linalg.norm(ref.jacobian(q)[:3] @ qd) for q, qd in zip(*path.sample_many(times)[:2])]
+    q_fast, qd_fast, _ = path.sample(times[int(np.argmax(speeds))])
+    axis = ref.jacobian(q_fast)[:3] @ qd_fast
+    axis /= np.linalg.norm(axis)
+    face, hand_speed = float(ref.tip_pose(q_fast)[1] @ axis), 0.0  # the hand's face, along
+    q, v, t, command = q0.copy(), np.zeros(n), 0.0, ref.gravity(q0)
+    peak, touch = 0.0, None
+    for k in range(1700):
+        cycle = ctrl.step(names, q.tolist(), v.tolist(), command.tolist(), t, t)
+        command = cycle.command if cycle.command is not None else command
+        if k == 20:
+            assert ctrl.desire(motion(t), t).kind == "tracking"
+        for _ in range(SUBSTEPS):
+            R, p = ref.tip_pose(q)
+            depth = float(p @ axis) - face
+            force = HAND.spring * max(depth, 0.0)
+            if force > 0.0 and touch is None:    # speed along the axis, the mass along it
+                touch = (float(ref.jacobian(q)[:3] @ v @ axis) - hand_speed,
+                         mass_along(plant, q, axis))
+            peak = max(peak, force)
+            push = plant.external_joint_torque(q, robot.tip_link, R.T @ (-force * axis),
+                                               np.zeros(3))
+            q, v = plant.advance(q, v, command + push)
+            hand_speed += force / HAND.mass * plant.h
+            face += hand_speed * plant.h
+        t += 1e-3
+    return peak, touch
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_a_hand_in_the_way_is_struck_within_the_force_it_may_take(name):
+    """The tool meets a free hand (0.6 kg behind 75 N/mm) where the swing is fastest: with
+    power_force_limiting the spring's force peaks within twice the hand's quasi-static
+    limit (280 N, the transient limit; its energy within (2 F)²/(2 k) = 0.52 J); off, the
+    same swing strikes beyond it. Either way the peak is the two-body impact's,
+    v √(μ k) with μ from the tool's reflected mass along the hand's axis (MuJoCo's), within
+    10 %: the mass the limit is computed from is the one the hand meets, the controller
+    acting throughout."""
+    robot = load(name)
+    q0 = working_poses(robot, count=2, seed=63)[1]
+    peaks = {}
+    for on in (True, False):
+        peak, (speed, m_R) = hit_a_hand(robot, q0, on)
+        impact = speed * math.sqrt(HAND.spring / (1.0 / HAND.mass + 1.0 / m_R))
+        assert peak == pytest.approx(impact, rel=0.1), (on, peak, speed, m_R)
+        peaks[on] = peak
+    assert peaks[True] <= 2.0 * HAND.force, peaks
+    assert peaks[False] > 2.0 * HAND.force, peaks
