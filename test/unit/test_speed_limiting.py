@@ -330,14 +330,14 @@ def test_a_hand_against_a_wall_is_pressed_within_its_quasi_static_limit(name):
     clamped): limited, the spring's force stays within the hand's quasi-static 140 N;
     off, the impact reaches several times that. Either way the observer calls it a
     collision, the safe hold follows and the hand is not kept pressed (0.7 s later the
-    spring is free). The peak is v √(m_R k), MuJoCo's m_R, within 10 %."""
+    spring holds under 1 N). The peak is v √(m_R k), MuJoCo's m_R, within 10 %."""
     robot = load(name)
     q0 = working_poses(robot, count=2, seed=63)[1]
     peaks = {}
     for on in (True, False):
         peak, (speed, m_R), held, collisions = hit_a_hand(robot, q0, on, clamped=True)
         assert peak == pytest.approx(speed * math.sqrt(HAND.spring * m_R), rel=0.1)
-        assert collisions >= 1 and held == 0.0, (collisions, held)
+        assert collisions >= 1 and held < 1.0, (collisions, held)       # [N]
         peaks[on] = peak
     assert peaks[True] <= HAND.force, peaks
     assert peaks[False] > 3.0 * HAND.force, peaks
