@@ -47,3 +47,16 @@ def _to_tip_axes(tip_R, X):
     Rt = np.swapaxes(tip_R, -1, -2)
     return np.concatenate((Rt @ X[..., :3, :], Rt @ X[..., 3:, :]), axis=-2)
 
+
+
+def point_jacobian_batch(model, q, body, point, kin=None):
+    """(p (N, 3) [m], J_v (N, 3, n)) of a point fixed to chain body `body` (its index), at
+    `point` (3,) [m] in the body's frame: its position and linear Jacobian, base axes
+    (v_p = J_v q̇; the columns of the joints past the body are 0). A serial chain's model
+    (no mimic coupling). Lynch & Park, Modern Robotics, §5.1.1: v_p = Σ (S_lin,j +
+    S_ang,j × p) q̇_j with the space-frame screw axes."""
+    kin = forward_kinematics(model, q) if kin is None else kin
+    p = kin.o[:, body] + np.einsum("nab,b->na", kin.R[:, body], np.asarray(point, float))
+    J = kin.S_lin + cross(kin.S_ang, p[:, None, :])            # (N, n, 3)
+    J[:, body + 1:] = 0.0
+    return p, np.swapaxes(J, -1, -2)

@@ -43,7 +43,7 @@ from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import KAPPA_MAX, operational_space, reflected_mass
 from ..spatial.rotations import axis_angle_matrix, rotation_vector
 from .momentum_observer import COLLISION, UNKNOWN, as_contact
-from .speed_scaling import HEADROOM
+from .speed_scaling import HEADROOM, contact_speed_ratio
 from .trajectory import Motion
 
 CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE = "cartesian_impedance", "operational_space"
@@ -128,13 +128,14 @@ class Approach:
     the commanded force). τ runs at 1/T, slowed wherever the joint speeds it asks, J̄ dx ṡ
     with J̄ = M⁻¹ Jᵀ Λ (the dynamically consistent inverse) where the arm is, would pass
     APPROACH_SPEED × their bound; T makes that so at the start at the quintic's fastest, and
-    keeps the tip's speed along the line within tip_speed [m/s] there."""
+    keeps every point a contact limit watches within it there (`contact_ratio`: the largest
+    speed / (HEADROOM v_max) of those points at ṡ = 1, contact_speed_ratio)."""
 
-    def __init__(self, R_0, p_0, R_d, p_d, J_bar, velocity_bound, start, tip_speed=np.inf):
+    def __init__(self, R_0, p_0, R_d, p_d, J_bar, velocity_bound, start, contact_ratio=0.0):
         self.R_0, self.p_0, self.bound = R_0, p_0, np.asarray(velocity_bound, dtype=float)
         self.dx = np.concatenate((p_d - p_0, rotation_vector(R_d @ R_0.T)))
         self.T = QUINTIC_PEAK * max(self._speed(J_bar @ self.dx),    # the speeds at ṡ = 1
-                                    math.sqrt(self.dx[:3] @ self.dx[:3]) / tip_speed)
+                                    contact_ratio)
         self.tau, self.time = (0.0, float(start)) if self.T > 0.0 else (1.0, float(start))
         self.rate = 1.0 / self.T if self.T > 0.0 else 0.0
 
@@ -243,10 +244,11 @@ class CartesianTarget(Motion):
         self.approach = Approach(R, p, self.R_d, self.p_d, M_inv @ J.T @ Lambda,
                                  settings.velocity_bound, now)
         self.contact = settings.contact
-        limit = self._speed_limit(J, M_inv, np.zeros_like(q))
-        if limit is not None:                  # timed for the contact's limit too
+        if self.contact is not None:             # timed for the contact's limit too
+            qd = M_inv @ J.T @ Lambda @ self.approach.dx               # the joints at ṡ = 1
+            ratio = contact_speed_ratio(solver.model, q, qd, J[:3], M_inv, self.contact)
             self.approach = Approach(R, p, self.R_d, self.p_d, M_inv @ J.T @ Lambda,
-                                     settings.velocity_bound, now, HEADROOM * limit[0])
+                                     settings.velocity_bound, now, ratio / HEADROOM)
 
     def commanded_wrench(self, solver, q, qd, now=None):
         """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,

@@ -65,9 +65,12 @@ def clamped_speed_limit(m_R, region):
 @dataclasses.dataclass(frozen=True)
 class ContactLimit:
     """The contact a cell is limited for: the body regions a person may put in the arm's
-    way (names of REGIONS) and whether a contact may clamp them (against a fixture)."""
+    way (names of REGIONS), whether a contact may clamp them (against a fixture), and the
+    points of the arm it is kept at besides the tool: (link, body index, point (3,) [m] in
+    the body's frame) each (monitored_points)."""
     regions: tuple = tuple(REGIONS)
     clamped: bool = False
+    points: tuple = ()
 
     def __post_init__(self):
         table = [(REGIONS[name].force, REGIONS[name].spring, REGIONS[name].mass)
@@ -92,6 +95,29 @@ class ContactLimit:
             if self.clamped:
                 return np.min(F / np.sqrt(m_R * k), axis=-1)
             return np.min(2.0 * F / np.sqrt(k / (1.0 / m_H + 1.0 / m_R)), axis=-1)
+
+
+def monitored_points(model, links, offsets):
+    """ContactLimit.points for `links` (chain body links or the tip link) at `offsets`
+    (3 per link [m], in each link's frame; None: their origins); ValueError naming what
+    cannot be monitored."""
+    if not links:
+        return ()
+    offsets = np.zeros((len(links), 3)) if offsets is None else np.asarray(offsets, float)
+    if offsets.size != 3 * len(links):
+        raise ValueError(f"monitored_offsets needs 3 values per monitored link "
+                         f"({3 * len(links)}), got {offsets.size}")
+    if getattr(model, "mechanism", None) is not None or getattr(model, "is_coupled", True):
+        raise ValueError("monitored_links: only on a serial chain without mimic joints "
+                         "(a linkage's or a coupled chain's points are not monitored yet)")
+    points = []
+    for link, offset in zip(links, offsets.reshape(-1, 3)):
+        try:
+            body, R, p = model.payload_frame(link)
+        except Exception as exc:
+            raise ValueError(f"monitored_links: {exc}".replace("payload link", "link")) from None
+        points.append((link, body, tuple(R @ offset + p)))
+    return tuple(points)
 
 
 def most_restrictive(m_R, regions=REGIONS, clamped=False):

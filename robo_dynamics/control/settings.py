@@ -10,7 +10,7 @@ import dataclasses
 
 import numpy as np
 
-from .contact_safety import REGIONS, ContactLimit
+from .contact_safety import REGIONS, ContactLimit, monitored_points
 from .limits import effort_bounds, velocity_bounds
 from .momentum_observer import DEFAULT_THRESHOLDS
 
@@ -118,15 +118,18 @@ def controller_settings(values, model):
                           if values["effort_source"] == "current" else None),
         hardware_compensates_gravity=values["hardware_compensates_gravity"],
         hold_push_force=values["hold_push_force"],
-        contact=contact_limit(values))
+        contact=contact_limit(values, model))
 
 
-def contact_limit(values):
-    """The ContactLimit the parameters ask for (unset: every region, transient), or None."""
+def contact_limit(values, model):
+    """The ContactLimit the parameters ask for (unset: every region, transient, the tool
+    alone), or None; ValueError for a monitored link `model` does not have."""
     if not values.get("power_force_limiting", True):
         return None
     return ContactLimit(tuple(values.get("body_regions") or REGIONS),
-                        values.get("contact_type", "transient") == "clamped")
+                        values.get("contact_type", "transient") == "clamped",
+                        monitored_points(model, values.get("monitored_links"),
+                                         values.get("monitored_offsets")))
 
 
 def friction_beyond_reach(model, mass_matrix, settings):

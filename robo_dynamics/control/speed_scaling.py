@@ -22,6 +22,9 @@ admitted, on the desired poses.
 
 import numpy as np
 
+from ..algorithms.jacobian import point_jacobian_batch
+from ..algorithms.kinematics import forward_kinematics
+
 HEADROOM = 0.95       # s keeps the tool's desired speed this far below v_max
 STEP = 0.004          # [s] of path time between the profile's samples (at most MAX_SAMPLES)
 MAX_SAMPLES = 4000
@@ -29,19 +32,56 @@ SMALLEST = 1e-3       # s never below this (a point that cannot move toward a pe
 
 
 def path_speed_limits(solver, q, qd, contact):
-    """(speed (N,) [m/s], v_max (N,) [m/s]) of the tool at path samples q, q' (N, n): its
-    speed |J_v q'| and the speed a contact allows along that motion."""
-    J = solver.jacobian_batch(q)[:, :3]                      # (N, 3, n), base axes
+    """(speed (N,) [m/s], v_max (N,) [m/s]) at path samples q, q' (N, n): of the tool and
+    of each monitored point (contact.points), the one whose speed is nearest its limit:
+    its speed |J_v q'| and the speed a contact allows along that motion."""
+    M = solver.mass_matrix_batch(q)
+    jacobians = [solver.jacobian_batch(q)[:, :3]]                # (N, 3, n), base axes
+    if contact.points:
+        kin = forward_kinematics(solver.model, q)
+        jacobians += [point_jacobian_batch(solver.model, q, body, point, kin)[1]
+                      for _, body, point in contact.points]
+    worst = None
+    for J in jacobians:
+        speed, v_max = _speed_and_limit(J, M, qd, contact)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(speed > 1e-9, speed / v_max, 0.0)
+        if worst is None:
+            worst = (ratio, speed, v_max)
+        else:
+            nearer = ratio > worst[0]
+            worst = tuple(np.where(nearer, new, old) for new, old in
+                          zip((ratio, speed, v_max), worst))
+    return worst[1], worst[2]
+
+
+def _speed_and_limit(J, M, qd, contact):
+    """(speed, v_max) (N,) of the point of linear Jacobians J (N, 3, n)."""
     v = np.einsum("kij,kj->ki", J, qd)
     speed = np.linalg.norm(v, axis=1)
     moving = speed > 1e-9
     u = np.where(moving[:, None], v / np.where(moving, speed, 1.0)[:, None], 0.0)
     w = np.einsum("kij,ki->kj", J, u)                        # J_vᵀ u (N, n)
-    x = np.linalg.solve(solver.mass_matrix_batch(q), w[..., None])[..., 0]
+    x = np.linalg.solve(M, w[..., None])[..., 0]
     mobility = np.einsum("kj,kj->k", w, x)                   # uᵀ J_v M⁻¹ J_vᵀ u
     with np.errstate(divide="ignore"):
         m_R = np.where(moving & (mobility > 0.0), 1.0 / mobility, np.inf)
     return speed, contact.speed_limit(m_R)
+
+
+def contact_speed_ratio(model, q, qd, J_v, M_inv, contact):
+    """The largest speed / v_max of the tool (linear Jacobian J_v (3, n)) and of the
+    monitored points at one state (q, q̇ (n,); M_inv = M(q)⁻¹)."""
+    jacobians = [J_v] + [point_jacobian_batch(model, q[None], body, point)[1][0]
+                         for _, body, point in contact.points]
+    ratios = [0.0]
+    for J in jacobians:
+        v = J @ qd
+        speed = float(np.sqrt(v @ v))
+        if speed > 1e-9:
+            w = J.T @ (v / speed)
+            ratios.append(speed / float(contact.speed_limit(1.0 / float(w @ M_inv @ w))))
+    return max(ratios)
 
 
 class SpeedScale:

@@ -199,6 +199,12 @@ DYNAMICS_NODE = {
                          f"{list(REGIONS)}: the most restrictive sets the speed.", RUNTIME),
     "contact_type": Spec("transient", STRING, "transient (the person can move away) or "
                          "clamped (against a fixture: a lower speed).", RUNTIME),
+    "monitored_links": Spec(None, STRINGS, "Chain links (e.g. the elbow's) whose points are "
+                            "kept to the contact's speed too, besides the tool (trajectories "
+                            "and Cartesian ways; reported on /diagnostics).", READ_ONLY),
+    "monitored_offsets": Spec(None, DOUBLES, "The monitored points [m]: x, y, z in each "
+                              "monitored link's frame, 3 per link. Unset: their origins.",
+                              READ_ONLY),
     "hold_damping": Spec(None, DOUBLES,
                          "Joint damping D [N m s/rad] of the safe hold instead of "
                          "hold_decay_rate's law: gravity compensation - D qd, one per chain "

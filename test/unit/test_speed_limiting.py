@@ -19,7 +19,8 @@ import robo_dynamics as rd
 from arm_matrix import MATRIX_ARMS, Loop, node_defaults, working_poses
 from conftest import REPO
 from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
-from robo_dynamics.control.contact_safety import REGIONS
+from robo_dynamics.algorithms.jacobian import point_jacobian_batch
+from robo_dynamics.control.contact_safety import REGIONS, monitored_points
 from robo_dynamics.control.trajectory import Trajectory
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.follow_trajectory import Stopping
@@ -341,3 +342,76 @@ def test_a_hand_against_a_wall_is_pressed_within_its_quasi_static_limit(name):
         peaks[on] = peak
     assert peaks[True] <= HAND.force, peaks
     assert peaks[False] > 3.0 * HAND.force, peaks
+
+
+ELBOWS = {"rd_ur5e": ("forearm_link", [0.0, 0.0, 0.1]), "panda": ("panda_link4", [0.0, 0.05, 0.0])}
+
+
+def point_figures(plant, link, offset, q, v):
+    """(speed [m/s], m_R along the motion [kg]) of a point `offset` [m] in `link`'s frame,
+    from MuJoCo (mj_jac at the point, mj_fullM)."""
+    mj, data = plant.mj, plant.data
+    data.qpos[plant.qpos], data.qvel[:] = q, 0.0
+    data.qvel[plant.dof] = v
+    mujoco.mj_forward(mj, data)
+    body = mj.body(link).id
+    point = data.xpos[body] + data.xmat[body].reshape(3, 3) @ offset
+    jacp = np.zeros((3, mj.nv))
+    mujoco.mj_jac(mj, data, jacp, None, point, body)
+    M = np.zeros((mj.nv, mj.nv))
+    mujoco.mj_fullM(mj, data, M)
+    velocity = jacp @ data.qvel
+    speed = float(np.linalg.norm(velocity))
+    if speed < 1e-6:
+        return speed, math.inf
+    w = jacp.T @ (velocity / speed)
+    return speed, 1.0 / float(w @ np.linalg.solve(M, w))
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_a_monitored_elbow_is_slowed_like_the_tool(name):
+    """The swing with a point on the elbow monitored (monitored_links, monitored_offsets):
+    the point (MuJoCo's speed and mass at it) stays within its limit; with the tool alone
+    limited, the same swing carries it faster than allowed at one pose at least. Its
+    Jacobian, the model's, is Pinocchio's at a frame put there (1e-12)."""
+    import pinocchio as pin
+    robot = load(name)
+    link, offset = ELBOWS[name]
+    pin_model = pin.buildModelFromXML(robot.urdf_xml)
+    parent = pin_model.frames[pin_model.getFrameId(link)]
+    pin_model.addFrame(pin.Frame("elbow_point", parent.parentJoint, parent.placement *
+                                 pin.SE3(np.eye(3), np.array(offset)), pin.FrameType.OP_FRAME))
+    data = pin_model.createData()
+    solver = rd.make_solver(robot, "pinocchio")
+    probe = MujocoPlant(robot)
+    worst = {}
+    for q0 in working_poses(robot, count=2, seed=63):
+        (_, body, point), = monitored_points(robot, [link], offset)
+        joints = [pin_model.joints[pin_model.getJointId(j)] for j in robot.joint_names]
+        q_full = pin.neutral(pin_model)                    # a Panda's fingers at 0
+        q_full[[j.idx_q for j in joints]] = q0
+        pin.computeJointJacobians(pin_model, data, q_full)
+        pin.updateFramePlacements(pin_model, data)
+        expected = pin.getFrameJacobian(pin_model, data, pin_model.getFrameId("elbow_point"),
+                                        pin.LOCAL_WORLD_ALIGNED)[:3, [j.idx_v for j in joints]]
+        p, J_v = point_jacobian_batch(robot, q0[None], body, point)
+        assert np.abs(J_v[0] - expected).max() < 1e-12
+        assert np.abs(p[0] - data.oMf[pin_model.getFrameId("elbow_point")].translation).max() < 1e-12
+        goal, motion = swing(robot, q0, 1.0, speed=0.8)
+        for monitored in (True, False):
+            loop = Loop(robot, q0, monitored_links=[link] if monitored else None,
+                        monitored_offsets=offset if monitored else None)
+            loop.run(0.02)
+            trajectory = motion(loop.t)
+            assert loop.ctrl.desire(trajectory, loop.t).kind == "tracking"
+            ratio = [0.0]
+
+            def measure(lp):
+                speed, m_R = point_figures(probe, link, offset, lp.arm.q, lp.arm.v)
+                if speed > 0.05:
+                    ratio[0] = max(ratio[0], speed / iso_limit(m_R))
+            scale = trajectory.scale
+            loop.run(0.1 + (scale.walls[-1] if scale else 1.0), each=measure)
+            worst[monitored] = max(worst.get(monitored, 0.0), ratio[0])
+            assert "safe_hold" not in loop.kinds(), loop.events
+    assert worst[True] <= 1.0 and worst[False] > 1.0, worst

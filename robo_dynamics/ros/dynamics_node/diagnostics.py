@@ -10,6 +10,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_msgs.msg import Header
 
 from ...control import contact_safety, health
+from ...algorithms.jacobian import point_jacobian_batch
 from ...control.contact_safety import REGIONS
 from .outputs import REFRESH
 
@@ -59,31 +60,34 @@ def _state(node):
 
 
 def _contact_safety(node):
-    """The tool's speed, the mass it carries along its motion, the speed a contact with
-    the most restrictive body region allows and the margin (control/contact_safety.py),
-    and the tracked trajectory's speed scaling now (1: not slowed)."""
+    """Of the tool and each monitored point: its speed, the mass it carries along its
+    motion, the speed a contact with the most restrictive body region allows and the
+    margin (control/contact_safety.py); and the tracked trajectory's speed scaling now."""
     controller = node.controller
     state, contact = controller.measured_state(), controller.settings.contact
     if state is None:
         return {}
-    q, qd = state
+    (q, qd), motion = state, controller.motion
     regions = REGIONS if contact is None else {name: REGIONS[name] for name in contact.regions}
     clamped = contact is not None and contact.clamped
+    kind = ("clamped" if clamped else "transient") + ("" if contact else ", not enforced")
+    values = {"speed_scaling": "1" if motion is None
+              else f"{motion.speed_scaling(node.live.now()):.3g}"}
     try:
-        limit = contact_safety.point_limit(node.solver.jacobian(q)[:3],
-                                           node.solver.mass_matrix_inverse(q), qd, regions,
-                                           clamped)
+        M_inv = node.solver.mass_matrix_inverse(q)
+        for name, body, point in [("tool", None, None)] + list(contact.points if contact
+                                                                else ()):
+            J_v = (node.solver.jacobian(q)[:3] if body is None else
+                   point_jacobian_batch(node.model, q[None], body, point)[1][0])
+            limit = contact_safety.point_limit(J_v, M_inv, qd, regions, clamped)
+            values.update({
+                f"{name}_speed": f"{limit.speed:.3g} m/s",
+                f"{name}_reflected_mass": f"{limit.mass:.3g} kg",
+                f"{name}_speed_limit": f"{limit.v_max:.3g} m/s ({limit.region}, {kind})",
+                f"{name}_speed_margin": f"{limit.margin:.3g} m/s"})
     except Exception as exc:               # reported, never a reason to stop the status
         node.live.failed(exc, "contact safety")
-        return {}
-    motion = controller.motion
-    scaling = 1.0 if motion is None else motion.speed_scaling(node.live.now())
-    kind = ("clamped" if clamped else "transient") + ("" if contact else ", not enforced")
-    return {"tool_speed": f"{limit.speed:.3g} m/s",
-            "tool_reflected_mass": f"{limit.mass:.3g} kg",
-            "tool_speed_limit": f"{limit.v_max:.3g} m/s ({limit.region}, {kind})",
-            "tool_speed_margin": f"{limit.margin:.3g} m/s",
-            "speed_scaling": f"{scaling:.3g}"}
+    return values
 
 
 def _figures(node, now, worst):
