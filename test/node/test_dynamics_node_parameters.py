@@ -250,3 +250,52 @@ def test_a_urdf_without_limits_is_refused_unless_the_parameters_give_them(ros):
         np.testing.assert_array_equal(node.controller.settings.effort_bound, [40.0, 20.0])
     finally:
         node.destroy_node()
+
+
+@pytest.mark.parametrize("harness", [{"diagnostics_rate": 20.0,
+                                      "monitored_links": ["forearm_link"],
+                                      "monitored_offsets": [0.0, 0.0, 0.1]}], indirect=True)
+def test_a_monitored_points_speed_limit_is_reported(harness):
+    """A point 0.1 m along the forearm's z, monitored: /diagnostics carries its speed, the
+    mass it carries along its motion and the speed allowed, from Pinocchio's Jacobian of a
+    frame put there, its M(q) and the standard's transient formula."""
+    import pinocchio as pin
+    from conftest import SHIPPED
+    harness.stream_until("diagnostics",
+                         lambda d: diagnostic_value(d, "forearm_link_speed_limit") is not None)
+    last = harness.inbox["diagnostics"][-1]
+    model = pin.buildModelFromUrdf(str(SHIPPED / "rd_ur5e.urdf"))
+    forearm = model.frames[model.getFrameId("forearm_link")]
+    model.addFrame(pin.Frame("point", forearm.parentJoint, forearm.placement *
+                             pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.1])),
+                             pin.FrameType.OP_FRAME))
+    data = model.createData()
+    pin.computeJointJacobians(model, data, Q)
+    J_v = pin.getFrameJacobian(model, data, model.getFrameId("point"),
+                               pin.LOCAL_WORLD_ALIGNED)[:3]
+    v = J_v @ QD
+    u = v / np.linalg.norm(v)
+    w = J_v.T @ u
+    m_R = 1.0 / (w @ np.linalg.solve(pin.crba(model, data, Q), w))
+    limits = {name: 2 * f / np.sqrt(k / (1 / m_H + 1 / m_R)) for name, (f, k, m_H) in {
+        "hand": (140, 75e3, 0.6), "forearm": (160, 40e3, 2.0), "upper_arm": (150, 30e3, 3.0),
+        "chest": (140, 25e3, 40.0), "abdomen": (110, 10e3, 40.0),
+        "back_shoulders": (210, 35e3, 40.0)}.items()}
+    region = min(limits, key=limits.get)
+    assert diagnostic_value(last, "forearm_link_speed") == f"{np.linalg.norm(v):.3g} m/s"
+    assert diagnostic_value(last, "forearm_link_reflected_mass") == f"{m_R:.3g} kg"
+    assert diagnostic_value(last, "forearm_link_speed_limit") == \
+        f"{limits[region]:.3g} m/s ({region}, transient)"
+
+
+def test_a_monitored_link_the_chain_lacks_is_refused(ros):
+    """monitored_links naming a link that is not a moving link of the chain: the node does
+    not start, naming it and the links it could monitor."""
+    from rclpy.parameter import Parameter
+    from robo_dynamics.ros.dynamics_node.node import DynamicsNode
+    from conftest import SHIPPED
+    with pytest.raises(ValueError, match=r"monitored_links: link 'base_link' is not a moving "
+                                            r"link of the chain; choose one of \['link1'"):
+        DynamicsNode(parameter_overrides=[
+            Parameter("robot_description_file", value=str(SHIPPED / "planar_2link.urdf")),
+            Parameter("monitored_links", value=["base_link"])])
