@@ -3,7 +3,7 @@ with a person allows, in every mode, on two arms simulated by MuJoCo in lockstep
 controller core at dynamics_node's defaults.
 
 The references are independent of the code under test: the tool's speed and the mass it
-carries along its motion from MuJoCo (mj_jacBody at the tool's body origin, mj_fullM), and
+carries along its motion from MuJoCo (mj_jac at the tool's origin, mj_fullM), and
 the speed limit from the standard's formulas written here (ISO/TS 15066:2016 Annex A:
 transient v = 2 F / √(μ k), μ = (1/m_H + 1/m_R)⁻¹; clamped v = F / √(m_R k)) over the
 body-region table (the standard's figures). Each test also runs the limit off and sees
@@ -48,34 +48,36 @@ def iso_limit(m_R, clamped=False):
                for r in REGIONS.values())
 
 
-def mass_along(plant, q, u):
-    """[kg] the tool's reflected mass along unit u (base axes), from MuJoCo."""
+def jacobian_and_mass(plant, q, link=None, offset=np.zeros(3)):
+    """(J_v (3, n) of the point `offset` [m] in `link`'s frame (None: the tool's origin),
+    M (n, n)) at q, from MuJoCo (mj_jac at the point, mj_fullM), world axes."""
     mj, data = plant.mj, plant.data
     data.qpos[plant.qpos], data.qvel[:] = q, 0.0
     mujoco.mj_forward(mj, data)
+    body = mj.body(plant.model.tip_link if link is None else link).id
+    point = data.xpos[body] + data.xmat[body].reshape(3, 3) @ offset
     jacp = np.zeros((3, mj.nv))
-    mujoco.mj_jacBody(mj, data, jacp, None, mj.body(plant.model.tip_link).id)
+    mujoco.mj_jac(mj, data, jacp, None, point, body)
     M = np.zeros((mj.nv, mj.nv))
     mujoco.mj_fullM(mj, data, M)
-    w = jacp.T @ u
+    return jacp[:, plant.dof], M[np.ix_(plant.dof, plant.dof)]
+
+
+def mass_along(plant, q, u):
+    """[kg] the tool's reflected mass along unit u (base axes), from MuJoCo."""
+    J_v, M = jacobian_and_mass(plant, q)
+    w = J_v.T @ u
     return 1.0 / float(w @ np.linalg.solve(M, w))
 
 
-def tool_figures(plant, q, v):
-    """(speed [m/s], m_R along the motion [kg]) of the tool's origin, from MuJoCo."""
-    mj, data = plant.mj, plant.data
-    data.qpos[plant.qpos], data.qvel[:] = q, 0.0
-    data.qvel[plant.dof] = v
-    mujoco.mj_forward(mj, data)
-    jacp = np.zeros((3, mj.nv))
-    mujoco.mj_jacBody(mj, data, jacp, None, mj.body(plant.model.tip_link).id)
-    M = np.zeros((mj.nv, mj.nv))
-    mujoco.mj_fullM(mj, data, M)
-    velocity = jacp @ data.qvel
+def point_figures(plant, q, v, link=None, offset=np.zeros(3)):
+    """(speed [m/s], m_R along the motion [kg]) of a point (jacobian_and_mass), MuJoCo's."""
+    J_v, M = jacobian_and_mass(plant, q, link, offset)
+    velocity = J_v @ v
     speed = float(np.linalg.norm(velocity))
     if speed < 1e-6:
         return speed, math.inf
-    w = jacp.T @ (velocity / speed)
+    w = J_v.T @ (velocity / speed)
     return speed, 1.0 / float(w @ np.linalg.solve(M, w))
 
 
@@ -89,7 +91,7 @@ def worst_ratios(loop, seconds, guided=False):
     def measure(lp):
         if guided and lp.ctrl.mode != "gravity":
             return
-        speed, m_R = tool_figures(probe, lp.arm.q, lp.arm.v)
+        speed, m_R = point_figures(probe, lp.arm.q, lp.arm.v)
         if speed > 0.05:
             worst[:] = np.maximum(worst, [speed / iso_limit(m_R, False),
                                           speed / iso_limit(m_R, True)])
@@ -347,27 +349,6 @@ def test_a_hand_against_a_wall_is_pressed_within_its_quasi_static_limit(name):
 ELBOWS = {"rd_ur5e": ("forearm_link", [0.0, 0.0, 0.1]), "panda": ("panda_link4", [0.0, 0.05, 0.0])}
 
 
-def point_figures(plant, link, offset, q, v):
-    """(speed [m/s], m_R along the motion [kg]) of a point `offset` [m] in `link`'s frame,
-    from MuJoCo (mj_jac at the point, mj_fullM)."""
-    mj, data = plant.mj, plant.data
-    data.qpos[plant.qpos], data.qvel[:] = q, 0.0
-    data.qvel[plant.dof] = v
-    mujoco.mj_forward(mj, data)
-    body = mj.body(link).id
-    point = data.xpos[body] + data.xmat[body].reshape(3, 3) @ offset
-    jacp = np.zeros((3, mj.nv))
-    mujoco.mj_jac(mj, data, jacp, None, point, body)
-    M = np.zeros((mj.nv, mj.nv))
-    mujoco.mj_fullM(mj, data, M)
-    velocity = jacp @ data.qvel
-    speed = float(np.linalg.norm(velocity))
-    if speed < 1e-6:
-        return speed, math.inf
-    w = jacp.T @ (velocity / speed)
-    return speed, 1.0 / float(w @ np.linalg.solve(M, w))
-
-
 @pytest.mark.parametrize("name", sorted(ARMS))
 def test_a_monitored_elbow_is_slowed_like_the_tool(name):
     """The swing with a point on the elbow monitored (monitored_links, monitored_offsets):
@@ -407,7 +388,7 @@ def test_a_monitored_elbow_is_slowed_like_the_tool(name):
             ratio = [0.0]
 
             def measure(lp):
-                speed, m_R = point_figures(probe, link, offset, lp.arm.q, lp.arm.v)
+                speed, m_R = point_figures(probe, lp.arm.q, lp.arm.v, link, offset)
                 if speed > 0.05:
                     ratio[0] = max(ratio[0], speed / iso_limit(m_R))
             scale = trajectory.scale
