@@ -38,6 +38,7 @@ from .cycle_outputs import ERROR, INFO, WARN, Cycle, Event, Rest
 from .limits import clamp_effort
 from .momentum_observer import ExternalWatch, push_or_model_error
 from .rate_limit import TorqueRateLimiter
+from .safety_planes import tool_fault
 from .speed_scaling import HEADROOM
 from .hold import hold_law
 from .trajectory import SetPoint
@@ -250,8 +251,9 @@ class Controller:
         (the tracked motion's (q_d, q̇_d, q̈_d) now or None, events)."""
         s, events = self.settings, NO_EVENTS
         if self.mode != HOLD:
-            fault = velocity_fault(qd, s.velocity_bound, self.names)
-            if fault is not None:
+            fault = (velocity_fault(qd, s.velocity_bound, self.names)
+                     or s.planes and tool_fault(self.solver, q, s.planes))
+            if fault:
                 events += (self._hold(fault),)
         if self.mode != TRACKING:
             return None, events

@@ -12,6 +12,7 @@ import numpy as np
 
 from .contact_safety import REGIONS, ContactLimit, monitored_points
 from .limits import effort_bounds, velocity_bounds
+from .safety_planes import planes_from
 from .momentum_observer import DEFAULT_THRESHOLDS
 
 
@@ -37,6 +38,7 @@ class Settings:
     hold_push_force [N]: a person's push at the tool that the hold yields to at no more than
     hold.HOLD_YIELD of the velocity bound (hold.hold_rates; 0: hold_decay_rate alone).
     contact: the contact_safety.ContactLimit the tool's speed is kept within (None: none).
+    planes: the safety_planes.Plane the tool and the monitored points stay in (() none).
     """
     kp: np.ndarray
     kd: np.ndarray
@@ -60,6 +62,7 @@ class Settings:
     hardware_compensates_gravity: bool = False
     hold_push_force: float = 50.0
     contact: ContactLimit = None
+    planes: tuple = ()
 
     def observer_thresholds(self):
         """(contact, collision) thresholds as lists, for momentum_observer.contact_levels."""
@@ -118,7 +121,7 @@ def controller_settings(values, model):
                           if values["effort_source"] == "current" else None),
         hardware_compensates_gravity=values["hardware_compensates_gravity"],
         hold_push_force=values["hold_push_force"],
-        contact=contact_limit(values, model))
+        contact=contact_limit(values, model), planes=planes_from(values.get("safety_planes")))
 
 
 def contact_limit(values, model):

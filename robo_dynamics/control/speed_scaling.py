@@ -24,6 +24,7 @@ import numpy as np
 
 from ..algorithms.jacobian import point_jacobian_batch
 from ..algorithms.kinematics import forward_kinematics
+from .safety_planes import watched_points
 
 HEADROOM = 0.95       # s keeps the tool's desired speed this far below v_max
 STEP = 0.004          # [s] of path time between the profile's samples (at most MAX_SAMPLES)
@@ -84,6 +85,26 @@ def contact_speed_ratio(model, q, qd, J_v, M_inv, contact):
     return max(ratios)
 
 
+def _plane_scale(solver, q, qd, settings):
+    """(N,) the largest s at which every watched point approaching a safety plane at s v_n
+    (v_n: its path speed toward it) is within λ d of it (HEADROOM of that): the safe hold,
+    started anywhere, stops it before the plane (safety_planes.py)."""
+    contact = settings.contact
+    jacobians = [solver.jacobian_batch(q)[:, :3]]
+    for _, body, point in (contact.points if contact is not None else ()):
+        jacobians.append(point_jacobian_batch(solver.model, q, body, point)[1])
+    positions = watched_points(solver, q, contact)[1]
+    s = np.ones(len(q))
+    for J, p in zip(jacobians, positions):
+        v = np.einsum("kij,kj->ki", J, qd)
+        for plane in settings.planes:
+            d, v_n = plane.distance(p), -(v @ np.asarray(plane.normal))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                allowed = HEADROOM * settings.hold_decay_rate * np.maximum(d, 0.0) / v_n
+            s = np.where(v_n > 1e-9, np.minimum(s, np.clip(allowed, SMALLEST, 1.0)), s)
+    return s
+
+
 class SpeedScale:
     """The time scale of one trajectory (module docstring): from its elapsed wall time to
     its path time, rate and the rate's change. times (N,) [s of path time], scales (N,)."""
@@ -125,19 +146,24 @@ def _running(values, half, reduce):
     return reduce(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
 
 
-def speed_scale(solver, trajectory, contact, rate):
-    """SpeedScale of `trajectory` (trajectory.Trajectory) for `contact`
-    (contact_safety.ContactLimit), s changing at most `rate` [1/s]; None where the tool is
-    never too fast (s = 1 throughout)."""
-    end = float(trajectory.times[-1])
+def speed_scale(solver, trajectory, settings):
+    """SpeedScale of `trajectory` (trajectory.Trajectory) for settings.contact (a
+    contact_safety.ContactLimit, or None) and settings.planes (safety_planes.Plane), s
+    changing at most settings.hold_decay_rate [1/s]; None where nothing is too fast (s = 1
+    throughout)."""
+    end, rate = float(trajectory.times[-1]), settings.hold_decay_rate
     if end <= 0.0:
         return None
     count = int(min(MAX_SAMPLES, max(2, np.ceil(end / STEP) + 1)))
     times = np.linspace(0.0, end, count)
     q, qd, _ = trajectory.sample_many(times)
-    speed, v_max = path_speed_limits(solver, q, qd, contact)
-    with np.errstate(divide="ignore", invalid="ignore"):    # at rest: s = 1
-        s = np.where(speed > 1e-9, np.clip(HEADROOM * v_max / speed, SMALLEST, 1.0), 1.0)
+    s = np.ones(count)
+    if settings.contact is not None:
+        speed, v_max = path_speed_limits(solver, q, qd, settings.contact)
+        with np.errstate(divide="ignore", invalid="ignore"):    # at rest: s = 1
+            s = np.where(speed > 1e-9, np.clip(HEADROOM * v_max / speed, SMALLEST, 1.0), 1.0)
+    if settings.planes:
+        s = np.minimum(s, _plane_scale(solver, q, qd, settings))
     if s.min() >= 1.0:
         return None
     step = 2.0 * rate * (times[1] - times[0])

@@ -69,9 +69,9 @@ class Trajectory(Motion):
         self.scale = None          # speed_scaling.SpeedScale once admitted, or None (s = 1)
 
     def begin(self, solver, q, now, settings):
-        """Its speed scaling for the contact limit (settings.contact; None: none)."""
-        if settings.contact is not None:
-            self.scale = speed_scale(solver, self, settings.contact, settings.hold_decay_rate)
+        """Its speed scaling for the contact limit and the safety planes (settings)."""
+        if settings.contact is not None or settings.planes:
+            self.scale = speed_scale(solver, self, settings)
 
     def elapsed(self, now):
         """[s] the path's time at absolute time `now` [s] (slower than the wall's where the

@@ -5,6 +5,8 @@ the value and the bound. Bounds are (n,) arrays in model order; inf means unboun
 Plain Python over a handful of joints (cheaper than NumPy per call on the hot path).
 """
 
+from . import safety_planes
+
 
 def _first_over(values, bounds):
     """(index, value) of the first |value| > bound (NaN counts as over), or None.
@@ -70,7 +72,9 @@ def admission_fault(motion, now, merger, settings, solver, period):
         return f"the arm is moving too fast to start: {moving}"
     if motion.mode != "tracking":      # a Cartesian target
         return ("the control period is not known yet" if period is None else
-                motion.admission_fault(solver, merger.q, period))
+                motion.admission_fault(solver, merger.q, period)
+                or safety_planes.motion_fault(motion, solver, merger.q, s))
     return (position_fault(motion.positions, model.lower, model.upper, model.joint_names)
             or start_fault(merger.q, motion.sample(now)[0], s.start_tolerance,
-                           model.joint_names))
+                           model.joint_names)
+            or safety_planes.motion_fault(motion, solver, merger.q, s))

@@ -205,6 +205,10 @@ DYNAMICS_NODE = {
     "monitored_offsets": Spec(None, DOUBLES, "The monitored points [m]: x, y, z in each "
                               "monitored link's frame, 3 per link. Unset: their origins.",
                               READ_ONLY),
+    "safety_planes": Spec(None, DOUBLES, "Half-spaces the tool and the monitored points "
+                          "stay in: 6 values per plane, a point [m] and a normal toward the "
+                          "allowed side, base frame. Crossing one starts the safe hold.",
+                          RUNTIME),
     "hold_damping": Spec(None, DOUBLES,
                          "Joint damping D [N m s/rad] of the safe hold instead of "
                          "hold_decay_rate's law: gravity compensation - D qd, one per chain "

@@ -22,6 +22,7 @@ from ..control.settings import per_joint, thresholds
 from ..errors import ArgumentError
 from ..model.robot_model import gravity_vector
 # the tables too, as parameters.DYNAMICS_NODE etc. for the nodes and tests
+from ..control.safety_planes import planes_from
 from .parameter_tables import (CHAIN, CHOICES, DOUBLES, DYNAMICS_NODE, OPTIONAL, PER_JOINT,
                                RANGES, RUNTIME, SCALES, SIM_ARM, STRINGS, Spec)
 
@@ -122,6 +123,7 @@ def validate(values, dof):
                 check_scale(values[name], name)
         if "gravity" in values:
             gravity_vector(values["gravity"])
+        planes_from(values.get("safety_planes"))
     except (ValueError, ArgumentError) as exc:
         return str(exc)
     for name, ok in RANGES.items():

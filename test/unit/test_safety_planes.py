@@ -1,0 +1,152 @@
+"""Cartesian safety planes (issue 63, control/safety_planes.py) on two arms simulated by
+MuJoCo in lockstep with the controller core at dynamics_node's defaults: motions that would
+cross a plane are refused, a trajectory toward one is slowed so that the safe hold, started
+at any moment, stops the tool before it, and a push across one starts the safe hold. The
+tool's position is MuJoCo's (mj_forward: the tool body's origin), not the controller's."""
+
+import numpy as np
+import pytest
+
+import robo_dynamics as rd
+from arm_matrix import MATRIX_ARMS, Loop, node_defaults, working_poses
+from conftest import REPO
+from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
+from robo_dynamics.control.trajectory import Trajectory
+
+mujoco = pytest.importorskip("mujoco")
+
+ARMS = {"rd_ur5e": (REPO / "urdf" / "rd_ur5e.urdf", "tool0"), "panda": MATRIX_ARMS.get("panda")}
+
+
+def load(name):
+    if ARMS[name] is None:
+        pytest.skip("example-robot-data is not installed")
+    path, tip = ARMS[name]
+    return rd.load_robot(path, tip_link=tip)
+
+
+def tool_position(plant, q):
+    """[m] the tool's origin in the base frame, from MuJoCo."""
+    data = plant.data
+    data.qpos[plant.qpos] = q
+    mujoco.mj_kinematics(plant.mj, data)
+    base = plant.mj.body(plant.model.base_link).id
+    R, p = data.xmat[base].reshape(3, 3), data.xpos[base]
+    return R.T @ (data.xpos[plant.mj.body(plant.model.tip_link).id] - p)
+
+
+def plane(point, normal):
+    """The safety_planes parameter of one plane."""
+    return [float(x) for x in (*point, *normal)]
+
+
+def impedance(loop, target):
+    d, n = node_defaults(), loop.robot.dof
+    R = loop.ref.tip_pose(loop.arm.q)[0]
+    return CartesianTarget(CARTESIAN_IMPEDANCE, R, target, np.diag(d["cartesian.stiffness"]),
+                           d["cartesian.damping_ratio"], np.zeros(6), None, np.full(n, 10.0),
+                           np.full(n, 5.0), d["cartesian.max_position_error"],
+                           d["cartesian.max_orientation_error"])
+
+
+def move(robot, q0, duration=1.0, speed=0.8):
+    """(goal, Trajectory from q0 starting at t = 0.02 s): every joint at up to `speed` ×
+    its velocity bound, alternating directions, within the limits."""
+    n, bound = robot.dof, np.asarray(robot.velocity_limit, dtype=float)
+    goal = np.clip(q0 + speed * bound * duration / 1.875 * (-1.0) ** np.arange(n),
+                   robot.lower + 0.05, robot.upper - 0.05)
+    rest = np.zeros((2, n))
+    return goal, Trajectory(0.02, [0.0, duration], [q0, goal], rest, rest)
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_a_motion_that_would_cross_a_plane_is_refused(name):
+    """A plane 10 cm from the tool across its way: a Cartesian target 5 cm beyond it and a
+    trajectory whose path crosses it are refused, naming the plane; a target 5 cm short of
+    it is reached, the tool (MuJoCo's) never past the plane by more than 1 mm."""
+    robot = load(name)
+    q0 = working_poses(robot, count=1, seed=66)[0]
+    ref = rd.make_solver(robot, "pinocchio")
+    p0 = ref.tip_pose(q0)[1]
+    goal, trajectory = move(robot, q0)
+    u = ref.tip_pose(goal)[1] - p0                      # the trajectory's way, roughly
+    u /= np.linalg.norm(u)
+    wall = plane(p0 + 0.10 * u, -u)
+    loop = Loop(robot, q0, safety_planes=wall)
+    loop.run(0.02)
+    for motion, what in ((impedance(loop, p0 + 0.15 * u), "the tool would be 50 mm"),
+                         (trajectory, "beyond safety plane 0 at t = ")):
+        event = loop.ctrl.desire(motion, loop.t)
+        assert event.kind == "refused" and what in event.message, event.message
+    assert loop.ctrl.desire(impedance(loop, p0 + 0.05 * u), loop.t).kind == "tracking"
+    probe, depth = type(loop.arm.plant)(robot), [0.0]
+
+    def measure(lp):
+        d = (tool_position(probe, lp.arm.q) - p0 - 0.10 * u) @ -u
+        depth[0] = max(depth[0], -d)
+    loop.run(2.5, each=measure)
+    assert depth[0] < 1e-3, depth
+    assert np.linalg.norm(ref.tip_pose(loop.arm.q)[1] - p0 - 0.05 * u) < 0.01
+    assert "safe_hold" not in loop.kinds(), loop.events
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_the_safe_hold_started_anywhere_stops_the_tool_before_a_plane(name):
+    """A fast trajectory that ends 2 cm short of a plane across its way: the controller
+    slows it near the plane, so that the safe hold started at any of 8 moments of the way
+    stops the tool before the plane (MuJoCo's tool, 1 mm); without the plane given to the
+    node, the hold started at the worst of them lets the tool past it."""
+    robot = load(name)
+    q0 = working_poses(robot, count=1, seed=66)[0]
+    ref = rd.make_solver(robot, "pinocchio")
+    goal, trajectory = move(robot, q0)
+    q_end, qd_end = trajectory.sample_path(0.9)[:2]          # how it arrives
+    u = ref.jacobian(q_end)[:3] @ qd_end
+    u /= np.linalg.norm(u)
+    face = ref.tip_pose(goal)[1] + 0.02 * u
+    wall = plane(face, -u)
+    probe = None
+    depths = {}
+    for given in (True, False):
+        worst = 0.0
+        for k in range(8):
+            loop = Loop(robot, q0, safety_planes=wall if given else None,
+                        power_force_limiting=False)
+            probe = probe or type(loop.arm.plant)(robot)
+            loop.run(0.02)
+            moving = move(robot, q0)[1]
+            assert loop.ctrl.desire(moving, loop.t).kind == "tracking", loop.events
+            end = moving.scale.walls[-1] if moving.scale is not None else 1.0
+            loop.run((k + 1) / 9.0 * end)
+            loop.ctrl.hold_for("a test's stop")
+            depth = [0.0]
+
+            def measure(lp):
+                depth[0] = max(depth[0], -(tool_position(probe, lp.arm.q) - face) @ -u)
+            loop.run(0.4, each=measure)
+            worst = max(worst, depth[0])
+        depths[given] = worst
+    assert depths[True] < 1e-3 and depths[False] > 5e-3, depths
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_a_push_across_a_plane_starts_the_safe_hold_naming_it(name):
+    """Gravity compensation, collisions not reacted to (hand guiding), a 20 N push on the
+    tool toward a plane 3 cm away: the joint state that finds the tool past the plane
+    starts the safe hold, naming the plane and by how much (less than the tool moves in
+    one period); no hold before it."""
+    robot = load(name)
+    q0 = working_poses(robot, count=1, seed=66)[0]
+    solver = rd.make_solver(robot, "pinocchio")
+    J_v = solver.jacobian(q0)[:3]
+    u = np.linalg.eigh(J_v @ solver.mass_matrix_inverse(q0) @ J_v.T)[1][:, 0]   # heaviest
+    p0 = solver.tip_pose(q0)[1]
+    loop = Loop(robot, q0, safety_planes=plane(p0 + 0.03 * u, -u), collision_reaction="none")
+    loop.run(0.05)
+    R = loop.ref.tip_pose(loop.arm.q)[0]
+    loop.arm.set_external_wrench(robot.tip_link, R.T @ (20.0 * u), np.zeros(3))
+    loop.run(1.0)
+    holds = [e for e in loop.events if e.kind == "safe_hold"]
+    assert holds and "beyond safety plane 0" in holds[0].message, loop.events
+    depth_mm = float(holds[0].message.split("the tool is ")[1].split(" mm")[0])
+    assert 0.0 < depth_mm < 1e3 * np.max(np.abs(loop.peak)) * 1e-3 * 1.0 + 1.0
