@@ -44,8 +44,16 @@ def test_parameters_are_validated(harness):
                       Parameter("stop_deceleration", value=[0.0]),
                       Parameter("body_regions", value=["head"]),
                       Parameter("body_regions", value=[""]),
-                      Parameter("contact_type", value="soft")):
+                      Parameter("contact_type", value="soft"),
+                      Parameter("safety_planes", value=[0.6, 0.0, 0.0, 1.0, 0.0, 0.0]),
+                      Parameter("safety_planes", value=[0.6, 0.0, 0.0, 1.0, 0.0])):
         assert not node.set_parameters([parameter])[0].successful, parameter.name
+    refused = node.set_parameters([Parameter("safety_planes",            # base beyond it
+                                             value=[0.6, 0.0, 0.0, 1.0, 0.0, 0.0])])[0]
+    assert "leaves the arm's base (base_link's origin) on its forbidden side" in refused.reason
+    assert node.set_parameters([Parameter("safety_planes",
+                                          value=[0.6, 0.0, 0.0, -1.0, 0.0, 0.0])])[0].successful
+    assert node.controller.settings.planes[0].normal == (-1.0, 0.0, 0.0)
     assert node.set_parameters([Parameter("constraints.elbow_joint.goal",
                                           value=0.05)])[0].successful
     assert node.set_parameters([Parameter("kp", value=[10.0] * 6)])[0].successful
