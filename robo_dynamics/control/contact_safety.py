@@ -180,3 +180,14 @@ def guiding_torque(solver, q, qd, contact, period, headroom):
     if excess <= 0.0:
         return 0.0
     return w * (-m_R / (2.0 * period) * excess)
+
+
+def speed_ratio(J_v, M_inv, qd, contact):
+    """speed / v_max of the point of linear Jacobian J_v (3, n) at q̇ (n,) for `contact`
+    (0 at rest)."""
+    v = J_v @ qd
+    speed = math.sqrt(v @ v)
+    if speed < 1e-9:
+        return 0.0
+    w = J_v.T @ (v / speed)
+    return speed / float(contact.speed_limit(1.0 / float(w @ M_inv @ w)))

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..algorithms.jacobian import point_jacobian_batch
 from ..algorithms.kinematics import forward_kinematics
+from .contact_safety import speed_ratio
 from .safety_planes import watched_points
 
 HEADROOM = 0.95       # s keeps the tool's desired speed this far below v_max
@@ -75,14 +76,7 @@ def contact_speed_ratio(model, q, qd, J_v, M_inv, contact):
     monitored points at one state (q, q̇ (n,); M_inv = M(q)⁻¹)."""
     jacobians = [J_v] + [point_jacobian_batch(model, q[None], body, point)[1][0]
                          for _, body, point in contact.points]
-    ratios = [0.0]
-    for J in jacobians:
-        v = J @ qd
-        speed = float(np.sqrt(v @ v))
-        if speed > 1e-9:
-            w = J.T @ (v / speed)
-            ratios.append(speed / float(contact.speed_limit(1.0 / float(w @ M_inv @ w))))
-    return max(ratios)
+    return max([0.0] + [speed_ratio(J, M_inv, qd, contact) for J in jacobians])
 
 
 def _plane_scale(solver, q, qd, settings):

@@ -178,7 +178,8 @@ def test_markers_and_tip_wrench(harness):
     harness.stream("markers")
     markers = harness.inbox["markers"][-1].markers
     namespaces = {m.ns for m in markers}
-    assert namespaces == {"reflected_mass", "centre_of_mass", "gravity_torques"}
+    assert namespaces == {"reflected_mass", "centre_of_mass", "gravity_torques",
+                          "speed_margin"}
     reach = 0.1625 + 0.425 + 0.3922 + 0.1333 + 0.0997 + 0.0996          # rd_ur5e's DH offsets
     mass = 3.761 + 8.058 + 2.846 + 1.37 + 1.3 + 0.365                    # its link masses
     (ellipsoid,) = [m for m in markers if m.ns == "reflected_mass"]
@@ -204,6 +205,50 @@ def test_markers_and_tip_wrench(harness):
     p = REF.operational_space(Q, np.zeros(6)).gravity_wrench
     np.testing.assert_allclose([wrench.wrench.force.x, wrench.wrench.force.y,
                                 wrench.wrench.force.z], R.T @ p[:3], rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("harness", [{"marker_rate": 20.0, "monitored_links": ["forearm_link"],
+                                      "safety_planes": [0.0, 0.0, 0.9, 0.0, 0.0, -1.0]}],
+                         indirect=True)
+def test_safety_planes_and_watched_points_are_drawn(harness):
+    """A safety plane (z ≤ 0.9 m allowed) is a square whose z axis is its normal, about the
+    point of the plane above the tool; the tool and the monitored forearm point are spheres
+    where Pinocchio puts them, green while they move at under half the speed a contact
+    allows (here a tenth: from Pinocchio's J and M and the standard's transient formula)."""
+    import pinocchio as pin
+    from conftest import SHIPPED
+    harness.stream("markers")
+    markers = harness.inbox["markers"][-1].markers
+    q, qd = harness.node.controller.measured_state()
+    (square,) = [m for m in markers if m.ns == "safety_planes"]
+    o = square.pose.orientation
+    np.testing.assert_allclose(Rotation.from_quat([o.x, o.y, o.z, o.w]).as_matrix()[:, 2],
+                               [0.0, 0.0, -1.0], atol=1e-12)
+    tip = REF.tip_pose(q)[1]
+    np.testing.assert_allclose([square.pose.position.x, square.pose.position.y,
+                                square.pose.position.z], [tip[0], tip[1], 0.9], atol=1e-12)
+    model = pin.buildModelFromUrdf(str(SHIPPED / "rd_ur5e.urdf"))
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    pin.updateFramePlacements(model, data)
+    M = pin.crba(model, data, q)
+    spheres = [m for m in markers if m.ns == "speed_margin"]
+    for sphere, frame in zip(spheres, ("tool0", "forearm_link")):
+        f = model.getFrameId(frame)
+        np.testing.assert_allclose([sphere.pose.position.x, sphere.pose.position.y,
+                                    sphere.pose.position.z], data.oMf[f].translation,
+                                   atol=1e-9)
+        J_v = pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)[:3]
+        v = J_v @ qd
+        w = J_v.T @ v / np.linalg.norm(v)
+        m_R = 1.0 / (w @ np.linalg.solve(M, w))
+        v_max = min(2 * F / np.sqrt(k * m_R * m_H / (m_R + m_H)) for F, k, m_H in (
+            (140, 75e3, 0.6), (160, 40e3, 2.0), (150, 30e3, 3.0), (140, 25e3, 40.0),
+            (110, 10e3, 40.0), (210, 35e3, 40.0)))
+        assert np.linalg.norm(v) / v_max < 0.5
+        assert (sphere.color.r, sphere.color.g, sphere.color.b) == pytest.approx(
+            (0.1, 0.8, 0.2))
+    assert len(spheres) == 2
 
 
 @pytest.mark.parametrize("harness", [{"friction_compensation": True,

@@ -172,3 +172,32 @@ def test_a_push_across_a_plane_starts_the_safe_hold_naming_it(name):
     assert holds and "beyond safety plane 0" in holds[0].message, loop.events
     depth = 1e-3 * float(holds[0].message.split("the tool is ")[1].split(" mm")[0])
     assert 0.0 < depth <= max(speeds) * 1e-3, (depth, max(speeds))
+
+
+def test_a_plane_is_drawn_on_itself_facing_the_allowed_side_and_points_by_their_margin():
+    """rviz/safety.py: the square lies on its plane (distance 0, 1e-12) about the point
+    nearest the tool, its z axis the normal, a rotation; the colour is the documented
+    green up to half the limit, red from 0.95, blended between (its red rising, its green
+    falling)."""
+    from robo_dynamics.control.safety_planes import planes_from
+    from robo_dynamics.rviz.safety import margin_colour, plane_patch
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n, c = rng.normal(size=3), rng.normal(size=3)
+        n = n if c @ n <= 0.0 else -n                    # the base on its allowed side
+        wall = planes_from(plane(c, n))
+        tool = rng.normal(size=3)
+        centre, R, size = plane_patch(wall[0], tool, 0.9)
+        assert abs(wall[0].distance(centre)) < 1e-12
+        np.testing.assert_allclose(np.cross(tool - centre, R[:, 2]), 0.0, atol=1e-12)
+        np.testing.assert_allclose(R[:, 2], n / np.linalg.norm(n), atol=1e-12)
+        np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-12)
+        assert np.linalg.det(R) == pytest.approx(1.0) and size[0] == 0.9
+    assert margin_colour(0.1)[:3] == pytest.approx((0.1, 0.8, 0.2))
+    assert margin_colour(0.5)[:3] == pytest.approx((0.1, 0.8, 0.2))
+    for ratio in (0.95, 3.0):
+        assert margin_colour(ratio)[:3] == pytest.approx((1.0, 0.1, 0.1))
+    ratios = np.linspace(0.5, 0.95, 46)
+    reds = [margin_colour(r)[0] for r in ratios]
+    greens = [margin_colour(r)[1] for r in ratios]
+    assert np.all(np.diff(reds) > 0.0) and np.all(np.diff(greens) < 0.0)

@@ -1,7 +1,8 @@
 """What the node draws in rviz2, sized by the arm (rviz/scale.ArmScale: its reach and mass):
 the mass a person would feel at the tip (an ellipsoid), the links' centres of mass, a
-table of the gravity torques beside the base, and in a Cartesian mode the target frame,
-the stiffness ellipsoid and the force the law commands. Colours: no two markers that meet
+table of the gravity torques beside the base, the safety planes and the watched points by
+their speed margin, and in a Cartesian mode the target frame, the stiffness ellipsoid and
+the force the law commands. Colours: no two markers that meet
 at the tip share one (docs/node.md, "In rviz2"). Frames are URDF link names, so markers
 line up with the TF tree that robot_state_publisher broadcasts from the same description."""
 
@@ -10,13 +11,18 @@ from geometry_msgs.msg import Point, Quaternion, Vector3, WrenchStamped
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
+from ...algorithms.jacobian import point_jacobian_batch
 from ...algorithms.operational_space import reflected_mass
+from ...control.contact_safety import speed_ratio
+from ...control.safety_planes import watched_points
+from ...rviz.safety import PLANE_COLOUR, margin_colour, plane_patch
 from ...rviz.scale import arm_scale
 
 NAMESPACE_MASS, NAMESPACE_MASS_NOTE = "reflected_mass", "reflected_mass_note"
 NAMESPACE_COM, NAMESPACE_TORQUE = "centre_of_mass", "gravity_torques"
 NAMESPACE_TARGET, NAMESPACE_STIFFNESS, NAMESPACE_WRENCH = "cartesian_target", \
     "stiffness_ellipsoid", "cartesian_wrench"
+NAMESPACE_PLANES, NAMESPACE_SPEED = "safety_planes", "speed_margin"
 COLOURS = {"mass": (0.2, 0.5, 1.0, 0.45), "com": (1.0, 0.5, 0.0, 0.9),
            "text": (1.0, 1.0, 1.0, 1.0), "stiffness": (0.7, 0.3, 0.9, 0.3),
            "force": (1.0, 0.85, 0.0, 1.0)}    # target axes: red, green, blue (x, y, z)
@@ -158,11 +164,31 @@ def torque_table(header, model, tau, scale):
     return marker
 
 
+def safety_markers(header, planes, watched, tip_position, scale):
+    """In the base frame: each safety plane a see-through red square about the point
+    nearest the tip; each watched point (position, speed / its limit) a sphere coloured by
+    that ratio (rviz/safety.py)."""
+    markers = []
+    for i, plane in enumerate(planes):
+        centre, R, size = plane_patch(plane, tip_position, scale.reach)
+        marker = _marker(header, NAMESPACE_PLANES, i, Marker.CUBE, PLANE_COLOUR)
+        marker.pose.position, marker.pose.orientation = _point(centre), quaternion_from_matrix(R)
+        marker.scale = Vector3(x=float(size[0]), y=float(size[1]), z=float(size[2]))
+        markers.append(marker)
+    for i, (position, ratio) in enumerate(watched):
+        marker = _marker(header, NAMESPACE_SPEED, i, Marker.SPHERE, margin_colour(ratio))
+        marker.pose.position, d = _point(position), scale.reach / 15.0
+        marker.scale = Vector3(x=d, y=d, z=d)
+        markers.append(marker)
+    return markers
+
+
 def marker_array(header, model, tip_position, J_v, M_inv, tau_gravity, scale, labels=True,
-                 cartesian=(), prefix=""):
+                 cartesian=(), prefix="", safety=()):
     """All markers for one state; header.frame_id: the base link's frame. labels: the table
-    of gravity torques; cartesian: cartesian_markers' markers; prefix: frame_prefix."""
-    markers = reflected_mass_markers(header, tip_position, J_v, M_inv, scale)
+    of gravity torques; cartesian: cartesian_markers' markers; prefix: frame_prefix;
+    safety: safety_markers' markers."""
+    markers = reflected_mass_markers(header, tip_position, J_v, M_inv, scale) + list(safety)
     markers += centre_of_mass_markers(header, model, scale, prefix)
     if labels:
         markers.append(torque_table(header, model, tau_gravity, scale))
@@ -189,6 +215,8 @@ def publish(live, outputs, clock, rate, shown):
             target = live.controller.cartesian_target()
             F = None if target is None else target.commanded_wrench(
                 solver, q, qd, live.controller.last_state_time)
+            settings = live.controller.settings
+            watched = _watched(solver, q, qd, M_inv, settings.contact)
         except Exception as exc:
             live.failed(exc, "markers")
             return
@@ -199,9 +227,10 @@ def publish(live, outputs, clock, rate, shown):
             header, target.R_d, target.p_d, target.K, p_tip, F, 3.0 / rate, scale,
             shown["max_stiffness"])
         if np.all(np.isfinite(J_v)) and np.all(np.isfinite(M_inv)):
-            outputs.markers.publish(marker_array(header, model, p_tip, J_v, M_inv, tau_g,
-                                                 scale, shown["labels"], cartesian,
-                                                 live.frame_prefix))
+            outputs.markers.publish(marker_array(
+                header, model, p_tip, J_v, M_inv, tau_g, scale, shown["labels"], cartesian,
+                live.frame_prefix, safety_markers(header, settings.planes, watched, p_tip,
+                                                  scale)))
         force, torque = R_tip.T @ wrench[:3], R_tip.T @ wrench[3:]
         msg = WrenchStamped(header=Header(stamp=header.stamp,
                                           frame_id=live.frame(model.tip_link)))
@@ -212,3 +241,15 @@ def publish(live, outputs, clock, rate, shown):
     except Exception as exc:
         with live.lock:
             live.failed(exc, "markers")
+
+
+def _watched(solver, q, qd, M_inv, contact):
+    """[(position (3,) [m], speed / the speed a contact allows)] of the tool and the
+    monitored points (none without a contact limit)."""
+    if contact is None:
+        return []
+    positions = watched_points(solver, q[None], contact)[1][:, 0]
+    jacobians = [solver.jacobian(q)[:3]] + [
+        point_jacobian_batch(solver.model, q[None], body, point)[1][0]
+        for _, body, point in contact.points]
+    return [(p, speed_ratio(J_v, M_inv, qd, contact)) for p, J_v in zip(positions, jacobians)]
