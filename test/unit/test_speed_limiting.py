@@ -363,7 +363,6 @@ def test_a_monitored_elbow_is_slowed_like_the_tool(name):
     pin_model.addFrame(pin.Frame("elbow_point", parent.parentJoint, parent.placement *
                                  pin.SE3(np.eye(3), np.array(offset)), pin.FrameType.OP_FRAME))
     data = pin_model.createData()
-    solver = rd.make_solver(robot, "pinocchio")
     probe = MujocoPlant(robot)
     worst = {}
     for q0 in working_poses(robot, count=2, seed=63):
