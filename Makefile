@@ -15,7 +15,7 @@ TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 3 ? n + 1 : 4 )))
 INTERFACES := $(wildcard interfaces/*/*/*.msg interfaces/*/*/*.srv interfaces/*/*/*.action \
                          interfaces/*/CMakeLists.txt interfaces/*/package.xml)
 
-.PHONY: demo test unit venv clean bench soak corpus workspace matrix held demo-output pictures
+.PHONY: demo test unit venv clean bench soak corpus workspace matrix held contact demo-output pictures
 
 demo: $(STAMP)
 	$(PY) -m robo_dynamics.demo
@@ -67,6 +67,12 @@ matrix: $(STAMP)
 held: $(STAMP)
 	PYTHONPATH=.:test:test/support $(PY) scripts/figures.py docs/testing.md held -- \
 	  $(PY) test/support/held_arm.py
+
+# fast swings on three arms against the speed a contact allows, limited and not:
+# docs/testing.md, "Next to a person"
+contact: $(STAMP)
+	PYTHONPATH=.:test:test/support $(PY) scripts/figures.py docs/testing.md contact -- \
+	  $(PY) test/support/contact_sweep.py
 
 # the demo's whole output, written into docs/demo.md (a full run: about four minutes)
 demo-output: $(STAMP)

@@ -2,12 +2,10 @@
 with a person allows, in every mode, on two arms simulated by MuJoCo in lockstep with the
 controller core at dynamics_node's defaults.
 
-The references are independent of the code under test: the tool's speed and the mass it
-carries along its motion from MuJoCo (mj_jac at the tool's origin, mj_fullM), and
-the speed limit from the standard's formulas written here (ISO/TS 15066:2016 Annex A:
-transient v = 2 F / √(μ k), μ = (1/m_H + 1/m_R)⁻¹; clamped v = F / √(m_R k)) over the
-body-region table (the standard's figures). Each test also runs the limit off and sees
-the tool go faster than allowed: the test can fail.
+The references are independent of the code under test (test/support/contact_sweep.py):
+the tool's speed and the mass it carries along its motion from MuJoCo, the speed limit
+from the standard's formulas. Each test also runs the limit off and sees the tool go
+faster than allowed: the test can fail.
 """
 
 import math
@@ -17,11 +15,11 @@ import pytest
 
 import robo_dynamics as rd
 from arm_matrix import MATRIX_ARMS, Loop, node_defaults, working_poses
+from contact_sweep import iso_limit, mass_along, point_figures, swing
 from conftest import REPO
 from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
 from robo_dynamics.algorithms.jacobian import point_jacobian_batch
 from robo_dynamics.control.contact_safety import REGIONS, monitored_points
-from robo_dynamics.control.trajectory import Trajectory
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.follow_trajectory import Stopping
 from robo_dynamics.control.joint_state_merger import JointStateMerger
@@ -40,47 +38,6 @@ def load(name):
     return rd.load_robot(path, tip_link=tip)
 
 
-def iso_limit(m_R, clamped=False):
-    """[m/s] the least speed any shipped region allows at reflected mass m_R [kg]."""
-    if clamped:
-        return min(r.force / math.sqrt(m_R * r.spring) for r in REGIONS.values())
-    return min(2.0 * r.force / math.sqrt(r.spring * m_R * r.mass / (m_R + r.mass))
-               for r in REGIONS.values())
-
-
-def jacobian_and_mass(plant, q, link=None, offset=np.zeros(3)):
-    """(J_v (3, n) of the point `offset` [m] in `link`'s frame (None: the tool's origin),
-    M (n, n)) at q, from MuJoCo (mj_jac at the point, mj_fullM), world axes."""
-    mj, data = plant.mj, plant.data
-    data.qpos[plant.qpos], data.qvel[:] = q, 0.0
-    mujoco.mj_forward(mj, data)
-    body = mj.body(plant.model.tip_link if link is None else link).id
-    point = data.xpos[body] + data.xmat[body].reshape(3, 3) @ offset
-    jacp = np.zeros((3, mj.nv))
-    mujoco.mj_jac(mj, data, jacp, None, point, body)
-    M = np.zeros((mj.nv, mj.nv))
-    mujoco.mj_fullM(mj, data, M)
-    return jacp[:, plant.dof], M[np.ix_(plant.dof, plant.dof)]
-
-
-def mass_along(plant, q, u):
-    """[kg] the tool's reflected mass along unit u (base axes), from MuJoCo."""
-    J_v, M = jacobian_and_mass(plant, q)
-    w = J_v.T @ u
-    return 1.0 / float(w @ np.linalg.solve(M, w))
-
-
-def point_figures(plant, q, v, link=None, offset=np.zeros(3)):
-    """(speed [m/s], m_R along the motion [kg]) of a point (jacobian_and_mass), MuJoCo's."""
-    J_v, M = jacobian_and_mass(plant, q, link, offset)
-    velocity = J_v @ v
-    speed = float(np.linalg.norm(velocity))
-    if speed < 1e-6:
-        return speed, math.inf
-    w = J_v.T @ (velocity / speed)
-    return speed, 1.0 / float(w @ np.linalg.solve(M, w))
-
-
 def worst_ratios(loop, seconds, guided=False):
     """Run `seconds`; the largest tool speed / the speed allowed along its motion, for a
     transient and a clamped contact (the plant's own figures: a separate MuJoCo model of
@@ -97,17 +54,6 @@ def worst_ratios(loop, seconds, guided=False):
                                           speed / iso_limit(m_R, True)])
     loop.run(seconds, each=measure)
     return worst
-
-
-def swing(robot, q0, duration, speed=0.6):
-    """A quintic from q0 in `duration` [s] at which every joint peaks at `speed` × its
-    velocity bound (alternating directions), within the joint limits: (goal, a function of
-    the start time giving the Trajectory)."""
-    n, bound = robot.dof, np.asarray(robot.velocity_limit, dtype=float)
-    step = speed * bound * duration / 1.875 * (-1.0) ** np.arange(n)
-    goal = np.clip(q0 + step, robot.lower + 0.05, robot.upper - 0.05)
-    rest = np.zeros((2, n))
-    return goal, lambda t: Trajectory(t, [0.0, duration], [q0, goal], rest, rest)
 
 
 @pytest.mark.parametrize("name", sorted(ARMS))
