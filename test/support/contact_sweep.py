@@ -24,9 +24,19 @@ from held_arm import ARMS, load
 from robo_dynamics.control.contact_safety import REGIONS
 from robo_dynamics.control.trajectory import Trajectory
 
+TESTED = ("panda", "rd_ur5e")     # the arms the tests run (held_arm.ARMS names)
 CELLS = (("every region, transient", tuple(REGIONS), False),
          ("every region, clamped", tuple(REGIONS), True),
          ("chest, transient", ("chest",), False))
+
+
+def load_or_skip(name):
+    """The model of arm `name` (held_arm.ARMS); the test skipped when its description is
+    not installed."""
+    if ARMS[name] is None:
+        import pytest
+        pytest.skip("example-robot-data is not installed")
+    return load(name)
 
 
 def iso_limit(m_R, clamped=False, regions=tuple(REGIONS)):

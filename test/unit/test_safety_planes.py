@@ -8,21 +8,14 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from arm_matrix import MATRIX_ARMS, Loop, node_defaults, working_poses
-from conftest import REPO
+from arm_matrix import Loop, node_defaults, working_poses
+from contact_sweep import TESTED, load_or_skip as load
 from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
 from robo_dynamics.control.trajectory import Trajectory
 
 mujoco = pytest.importorskip("mujoco")
 
-ARMS = {"rd_ur5e": (REPO / "urdf" / "rd_ur5e.urdf", "tool0"), "panda": MATRIX_ARMS.get("panda")}
-
-
-def load(name):
-    if ARMS[name] is None:
-        pytest.skip("example-robot-data is not installed")
-    path, tip = ARMS[name]
-    return rd.load_robot(path, tip_link=tip)
+ARMS = TESTED
 
 
 def tool_position(plant, q):

@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 import robo_dynamics as rd
-from arm_matrix import MATRIX_ARMS, Loop, node_defaults, working_poses
-from contact_sweep import iso_limit, mass_along, point_figures, swing
-from conftest import REPO
+from arm_matrix import Loop, node_defaults, working_poses
+from contact_sweep import TESTED, iso_limit, load_or_skip as load, mass_along, point_figures, swing
 from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
 from robo_dynamics.algorithms.jacobian import point_jacobian_batch
 from robo_dynamics.control.contact_safety import REGIONS, monitored_points
@@ -28,14 +27,7 @@ from robo_dynamics.control.settings import controller_settings
 mujoco = pytest.importorskip("mujoco")
 from robo_dynamics.simulation.mujoco_plant import MujocoPlant  # noqa: E402
 
-ARMS = {"rd_ur5e": (REPO / "urdf" / "rd_ur5e.urdf", "tool0"), "panda": MATRIX_ARMS.get("panda")}
-
-
-def load(name):
-    if ARMS[name] is None:
-        pytest.skip("example-robot-data is not installed")
-    path, tip = ARMS[name]
-    return rd.load_robot(path, tip_link=tip)
+ARMS = TESTED
 
 
 def worst_ratios(loop, seconds, guided=False):
