@@ -122,7 +122,7 @@ class Controller:
         motion.begin(self.solver, self.merger.q, now, self.settings)
         if self.halted:                # the stream starts again, as a ramp
             self.halted, self.running = "", False
-        what = ("tracking a new desired motion" if motion.mode == TRACKING
+        what = ("tracking a new desired motion" + motion.slowed() if motion.mode == TRACKING
                 else f"{motion.mode}: a new target")
         return self._event(INFO, "tracking", f"{what}{left}")
 

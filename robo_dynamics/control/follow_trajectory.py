@@ -202,6 +202,9 @@ class TrajectoryGoal(Motion):
     def sample(self, now):
         return (self.stopping or self.trajectory).sample(now)
 
+    def slowed(self):
+        return self.trajectory.slowed()
+
     def speed_scaling(self, now):
         return self.trajectory.speed_scaling(min(now, self.stopping.begin) if self.stopping
                                              else now)

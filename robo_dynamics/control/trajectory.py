@@ -36,6 +36,10 @@ class Motion:
         """The rate its time runs at, now (1: as the wall's; speed_scaling.py)."""
         return 1.0
 
+    def slowed(self):
+        """A clause saying how much its speed scaling slows it ("": not at all)."""
+        return ""
+
     def judge(self, now, q, qd, q_d, qd_d):
         return None
 
@@ -85,6 +89,12 @@ class Trajectory(Motion):
 
     def speed_scaling(self, now):
         return 1.0 if self.scale is None else self.scale.at(now - self.start)[1]
+
+    def slowed(self):
+        if self.scale is None:
+            return ""
+        return (f", slowed next to a person (speed scaling down to {self.scale.least:.2f}: "
+                f"{self.times[-1]:.3g} s take {self.scale.walls[-1]:.3g} s)")
 
     def sample(self, now):
         """(q_d, q̇_d, q̈_d) at absolute time `now` [s], with the speed scaling."""

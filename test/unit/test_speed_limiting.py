@@ -65,7 +65,10 @@ def test_a_trajectory_too_fast_for_a_person_is_slowed_along_its_own_path(name):
             loop = Loop(robot, q0, power_force_limiting=on, contact_type=contact)
             loop.run(0.02)
             trajectory = motion(loop.t)
-            assert loop.ctrl.desire(trajectory, loop.t).kind == "tracking"
+            event = loop.ctrl.desire(trajectory, loop.t)
+            assert event.kind == "tracking"
+            assert ("slowed next to a person" in event.message) == (
+                trajectory.scale is not None), event.message           # said when it is
             scale = trajectory.scale
             ratios = worst_ratios(loop, 0.2 + (scale.walls[-1] if scale else 1.0))
             if not on:
