@@ -43,7 +43,8 @@ from ..algorithms.jacobian import LOCAL_WORLD_ALIGNED
 from ..algorithms.operational_space import KAPPA_MAX, operational_space, reflected_mass
 from ..spatial.rotations import axis_angle_matrix, rotation_vector
 from .momentum_observer import COLLISION, UNKNOWN, as_contact
-from .speed_scaling import HEADROOM, contact_speed_ratio
+from .contact_safety import HEADROOM
+from .speed_scaling import contact_speed_ratio
 from .trajectory import Motion
 
 CARTESIAN_IMPEDANCE, OPERATIONAL_SPACE = "cartesian_impedance", "operational_space"
@@ -127,17 +128,23 @@ class Approach:
     R_0ᵀ)], along the quintic s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ (at rest at both ends: no step in
     the commanded force). τ runs at 1/T, slowed wherever the joint speeds it asks, J̄ dx ṡ
     with J̄ = M⁻¹ Jᵀ Λ (the dynamically consistent inverse) where the arm is, would pass
-    APPROACH_SPEED × their bound; T makes that so at the start at the quintic's fastest, and
-    keeps every point a contact limit watches within it there (`contact_ratio`: the largest
-    speed / (HEADROOM v_max) of those points at ṡ = 1, contact_speed_ratio)."""
+    APPROACH_SPEED × their bound; T makes that so at the start at the quintic's fastest
+    (and slower_for, for a contact's limit)."""
 
-    def __init__(self, R_0, p_0, R_d, p_d, J_bar, velocity_bound, start, contact_ratio=0.0):
+    def __init__(self, R_0, p_0, R_d, p_d, J_bar, velocity_bound, start):
         self.R_0, self.p_0, self.bound = R_0, p_0, np.asarray(velocity_bound, dtype=float)
         self.dx = np.concatenate((p_d - p_0, rotation_vector(R_d @ R_0.T)))
-        self.T = QUINTIC_PEAK * max(self._speed(J_bar @ self.dx),    # the speeds at ṡ = 1
-                                    contact_ratio)
+        self.T = QUINTIC_PEAK * self._speed(J_bar @ self.dx)   # the speeds at ṡ = 1
         self.tau, self.time = (0.0, float(start)) if self.T > 0.0 else (1.0, float(start))
         self.rate = 1.0 / self.T if self.T > 0.0 else 0.0
+
+    def slower_for(self, contact_ratio):
+        """Timed, too, so that the points a contact limit watches stay within HEADROOM of it
+        at the quintic's fastest (contact_ratio: their largest speed / v_max at ṡ = 1, from
+        where the way starts; speed_scaling.contact_speed_ratio)."""
+        T = QUINTIC_PEAK * contact_ratio / HEADROOM
+        if T > self.T:
+            self.T, self.rate = T, 1.0 / T
 
     @property
     def ended(self):
@@ -241,14 +248,12 @@ class CartesianTarget(Motion):
         M_inv = u.mass_matrix_inverse(q)
         Lambda = operational_space(J, M_inv=M_inv).Lambda
         R, p = u.tip_pose(q)
-        self.approach = Approach(R, p, self.R_d, self.p_d, M_inv @ J.T @ Lambda,
-                                 settings.velocity_bound, now)
+        J_bar = M_inv @ J.T @ Lambda
+        self.approach = Approach(R, p, self.R_d, self.p_d, J_bar, settings.velocity_bound, now)
         self.contact = settings.contact
         if self.contact is not None:             # timed for the contact's limit too
-            qd = M_inv @ J.T @ Lambda @ self.approach.dx               # the joints at ṡ = 1
-            ratio = contact_speed_ratio(solver.model, q, qd, J[:3], M_inv, self.contact)
-            self.approach = Approach(R, p, self.R_d, self.p_d, M_inv @ J.T @ Lambda,
-                                     settings.velocity_bound, now, ratio / HEADROOM)
+            self.approach.slower_for(contact_speed_ratio(
+                solver, q, J_bar @ self.approach.dx, M_inv, self.contact))
 
     def commanded_wrench(self, solver, q, qd, now=None):
         """F (6,) [N, N·m]: the wrench the law commands at the tip at (q, q̇) (base axes,

@@ -36,6 +36,8 @@ class Region:
     mass: float
 
 
+HEADROOM = 0.95   # the node keeps a point's speed this far below v_max (slows, damps)
+
 REGIONS = {   # ISO/TS 15066:2016 Tables A.2 and A.3
     "hand": Region(140.0, 75e3, 0.6),
     "forearm": Region(160.0, 40e3, 2.0),
@@ -110,12 +112,13 @@ def monitored_points(model, links, offsets):
     if getattr(model, "mechanism", None) is not None or getattr(model, "is_coupled", True):
         raise ValueError("monitored_links: only on a serial chain without mimic joints "
                          "(a linkage's or a coupled chain's points are not monitored yet)")
+    moving = list(model.body_links) + [model.tip_link]
     points = []
     for link, offset in zip(links, offsets.reshape(-1, 3)):
-        try:
-            body, R, p = model.payload_frame(link)
-        except Exception as exc:
-            raise ValueError(f"monitored_links: {exc}".replace("payload link", "link")) from None
+        if link not in moving:
+            raise ValueError(f"monitored_links: link '{link}' is not a moving link of the "
+                             f"chain; choose one of {moving}")
+        body, R, p = model.payload_frame(link)
         points.append((link, body, tuple(R @ offset + p)))
     return tuple(points)
 
@@ -160,34 +163,38 @@ def point_limit(J_v, M_inv, qd, regions=REGIONS, clamped=False):
     return PointLimit(speed, u, m_R, name, v_max)
 
 
-def guiding_torque(solver, q, qd, contact, period, headroom):
+def guiding_torque(solver, q, qd, contact, period):
     """τ (n,) [N·m or N] that damps a tool a person drives faster than `contact` allows
-    (hand guiding in gravity compensation): beyond headroom × v_max along its motion u,
-    the force F = −c (|v| − headroom v_max) u at the tool, τ = J_vᵀ F, with c = m_R(u) /
+    (hand guiding in gravity compensation): beyond HEADROOM × v_max along its motion u,
+    the force F = −c (|v| − HEADROOM v_max) u at the tool, τ = J_vᵀ F, with c = m_R(u) /
     (2 T) the strongest damping the loop holds at the control period T [s] (the excess
     speed halves each period, one period late); 0 below it, so continuous there."""
     if contact is None or period is None:
         return 0.0
     J_v = solver.unchecked.jacobian(q)[:3]
     v = J_v @ qd
-    speed = math.sqrt(v @ v)
-    if speed <= headroom * contact.floor:
+    if math.sqrt(v @ v) <= HEADROOM * contact.floor:       # M⁻¹ only when it may be needed
         return 0.0
-    u = v / speed
-    w = J_v.T @ u
-    m_R = 1.0 / float(w @ solver.unchecked.mass_matrix_inverse(q) @ w)
-    excess = speed - headroom * float(contact.speed_limit(m_R))
+    speed, w, m_R = along_motion(J_v, solver.unchecked.mass_matrix_inverse(q), qd)
+    excess = speed - HEADROOM * float(contact.speed_limit(m_R))
     if excess <= 0.0:
         return 0.0
     return w * (-m_R / (2.0 * period) * excess)
 
 
-def speed_ratio(J_v, M_inv, qd, contact):
-    """speed / v_max of the point of linear Jacobian J_v (3, n) at q̇ (n,) for `contact`
-    (0 at rest)."""
+def along_motion(J_v, M_inv, qd):
+    """(speed [m/s], w = J_vᵀ u (n,), m_R(u) [kg]) of the point of linear Jacobian J_v
+    (3, n) moving at J_v q̇ along u; (0, None, inf) at rest."""
     v = J_v @ qd
     speed = math.sqrt(v @ v)
     if speed < 1e-9:
-        return 0.0
+        return 0.0, None, math.inf
     w = J_v.T @ (v / speed)
-    return speed / float(contact.speed_limit(1.0 / float(w @ M_inv @ w)))
+    return speed, w, 1.0 / float(w @ M_inv @ w)
+
+
+def speed_ratio(J_v, M_inv, qd, contact):
+    """speed / v_max of the point of linear Jacobian J_v (3, n) at q̇ (n,) for `contact`
+    (0 at rest)."""
+    speed, _, m_R = along_motion(J_v, M_inv, qd)
+    return 0.0 if speed == 0.0 else speed / float(contact.speed_limit(m_R))

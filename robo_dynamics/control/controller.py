@@ -11,10 +11,9 @@ Each joint state gives at most one command (model joint order, N·m or N):
     hold      M(q)(−λ ⊙ q̇) + C q̇ + g(q): joint i's velocity      after a fault, until a new
               decays as e^(−λ_i t) (hold.hold_law)                desired motion is admitted
 
-Next to a person (settings.contact): a trajectory's time is scaled (speed_scaling.py), a
-Cartesian way timed; the brake damps the tool beyond its limit. The target is clamped to the
-effort bounds, then rate-limited (rate_limit.py): every change
-of source (mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
+Next to a person (settings.contact) trajectories are slowed (speed_scaling.py). The target
+is clamped to the effort bounds, then rate-limited (rate_limit.py): every change of source
+(mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
 hardware_compensates_gravity the command sent is that minus g(q). The envelope: admission
 (start, limits, velocity), watchdogs (velocity bound, tracking error → hold; stale joint
 states → no command; a linkage's states that do not close → rejected, then the hold:
@@ -39,7 +38,6 @@ from .limits import clamp_effort
 from .momentum_observer import ExternalWatch, push_or_model_error
 from .rate_limit import TorqueRateLimiter
 from .safety_planes import tool_fault
-from .speed_scaling import HEADROOM
 from .hold import hold_law
 from .trajectory import SetPoint
 from .watchdog import admission_fault, tracking_fault, velocity_fault
@@ -283,21 +281,19 @@ class Controller:
         """The mode's target torque (module docstring) and whether the hold's command was
         held at an effort bound: (τ (n,), at_bound)."""
         s, solver = self.settings, self.solver
-        brake = 0.0                            # beyond the contact's limit (a person
-        if self.mode not in (TRACKING, HOLD):  # guiding it, a spring's pull): damped
-            brake = guiding_torque(solver, q, qd, s.contact, self.period, HEADROOM)
-        if self.mode == GRAVITY:
-            return g + friction + brake, False
         if self.mode == TRACKING:
             a = commanded_acceleration(q, qd, *desired, s.kp, s.kd)
             target = solver.unchecked.inverse_dynamics(q, qd, a) + friction
             extra = self.motion.feed_forward(now)
             return (target if extra is None else target + extra), False
-        if self.mode != HOLD:                  # a Cartesian law (cartesian.py)
-            return self.motion.torque(solver, q, qd, now) + friction + brake, False
-        # the hold: friction helps stop, not compensated
-        return hold_law(solver, q, qd, g, s, self.period,
-                        self.limiter.reach(now, s.effort_bound))
+        if self.mode == HOLD:                  # friction helps stop, not compensated
+            return hold_law(solver, q, qd, g, s, self.period,
+                            self.limiter.reach(now, s.effort_bound))
+        # a person guiding the tool, a spring's pull: damped beyond the contact's limit
+        brake = guiding_torque(solver, q, qd, s.contact, self.period) + friction
+        if self.mode == GRAVITY:
+            return g + brake, False
+        return self.motion.torque(solver, q, qd, now) + brake, False   # cartesian.py
 
     def _send(self, target, at_bound, q, g, gravity, events, external, now):
         """The command: `target` clamped to the effort bounds, then rate-limited; counted."""

@@ -24,70 +24,55 @@ import numpy as np
 
 from ..algorithms.jacobian import point_jacobian_batch
 from ..algorithms.kinematics import forward_kinematics
-from .contact_safety import speed_ratio
+from .contact_safety import HEADROOM, speed_ratio
 from .safety_planes import watched_points
 
-HEADROOM = 0.95       # s keeps the tool's desired speed this far below v_max
 STEP = 0.004          # [s] of path time between the profile's samples (at most MAX_SAMPLES)
 MAX_SAMPLES = 4000
 SMALLEST = 1e-3       # s never below this (a point that cannot move toward a person: 1)
 
 
-def path_speed_limits(solver, q, qd, contact):
-    """(speed (N,) [m/s], v_max (N,) [m/s]) at path samples q, q' (N, n): of the tool and
-    of each monitored point (contact.points), the one whose speed is nearest its limit:
-    its speed |J_v q'| and the speed a contact allows along that motion."""
-    M = solver.mass_matrix_batch(q)
-    jacobians = [solver.jacobian_batch(q)[:, :3]]                # (N, 3, n), base axes
-    if contact.points:
+def path_jacobians(solver, q, contact):
+    """Linear Jacobians (N, 3, n), base axes, at path samples q (N, n): the tool's, then
+    each monitored point's (contact.points; contact may be None)."""
+    jacobians = [solver.jacobian_batch(q)[:, :3]]
+    if contact is not None and contact.points:
         kin = forward_kinematics(solver.model, q)
         jacobians += [point_jacobian_batch(solver.model, q, body, point, kin)[1]
                       for _, body, point in contact.points]
-    worst = None
+    return jacobians
+
+
+def path_speed_ratios(solver, q, qd, contact, jacobians):
+    """(N,) the largest speed / v_max over the watched points (their `jacobians`) at path
+    samples q, q' (N, n): |J_v q'| against the speed a contact allows along that motion."""
+    M = solver.mass_matrix_batch(q)
+    worst = np.zeros(len(q))
     for J in jacobians:
-        speed, v_max = _speed_and_limit(J, M, qd, contact)
+        v = np.einsum("kij,kj->ki", J, qd)
+        speed = np.linalg.norm(v, axis=1)
+        moving = speed > 1e-9
+        u = np.where(moving[:, None], v / np.where(moving, speed, 1.0)[:, None], 0.0)
+        w = np.einsum("kij,ki->kj", J, u)                    # J_vᵀ u (N, n)
+        mobility = np.einsum("kj,kj->k", w, np.linalg.solve(M, w[..., None])[..., 0])
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(speed > 1e-9, speed / v_max, 0.0)
-        if worst is None:
-            worst = (ratio, speed, v_max)
-        else:
-            nearer = ratio > worst[0]
-            worst = tuple(np.where(nearer, new, old) for new, old in
-                          zip((ratio, speed, v_max), worst))
-    return worst[1], worst[2]
+            m_R = np.where(moving & (mobility > 0.0), 1.0 / mobility, np.inf)
+            worst = np.maximum(worst, np.where(moving, speed / contact.speed_limit(m_R), 0.0))
+    return worst
 
 
-def _speed_and_limit(J, M, qd, contact):
-    """(speed, v_max) (N,) of the point of linear Jacobians J (N, 3, n)."""
-    v = np.einsum("kij,kj->ki", J, qd)
-    speed = np.linalg.norm(v, axis=1)
-    moving = speed > 1e-9
-    u = np.where(moving[:, None], v / np.where(moving, speed, 1.0)[:, None], 0.0)
-    w = np.einsum("kij,ki->kj", J, u)                        # J_vᵀ u (N, n)
-    x = np.linalg.solve(M, w[..., None])[..., 0]
-    mobility = np.einsum("kj,kj->k", w, x)                   # uᵀ J_v M⁻¹ J_vᵀ u
-    with np.errstate(divide="ignore"):
-        m_R = np.where(moving & (mobility > 0.0), 1.0 / mobility, np.inf)
-    return speed, contact.speed_limit(m_R)
+def contact_speed_ratio(solver, q, qd, M_inv, contact):
+    """The largest speed / v_max of the tool and of the monitored points at one state
+    (q, q̇ (n,); M_inv = M(q)⁻¹)."""
+    return max([0.0] + [speed_ratio(J[0], M_inv, qd, contact)
+                        for J in path_jacobians(solver, q[None], contact)])
 
 
-def contact_speed_ratio(model, q, qd, J_v, M_inv, contact):
-    """The largest speed / v_max of the tool (linear Jacobian J_v (3, n)) and of the
-    monitored points at one state (q, q̇ (n,); M_inv = M(q)⁻¹)."""
-    jacobians = [J_v] + [point_jacobian_batch(model, q[None], body, point)[1][0]
-                         for _, body, point in contact.points]
-    return max([0.0] + [speed_ratio(J, M_inv, qd, contact) for J in jacobians])
-
-
-def _plane_scale(solver, q, qd, settings):
-    """(N,) the largest s at which every watched point approaching a safety plane at s v_n
-    (v_n: its path speed toward it) is within λ d of it (HEADROOM of that): the safe hold,
-    started anywhere, stops it before the plane (safety_planes.py)."""
-    contact = settings.contact
-    jacobians = [solver.jacobian_batch(q)[:, :3]]
-    for _, body, point in (contact.points if contact is not None else ()):
-        jacobians.append(point_jacobian_batch(solver.model, q, body, point)[1])
-    positions = watched_points(solver, q, contact)[1]
+def _plane_scale(solver, q, qd, settings, jacobians):
+    """(N,) the largest s at which every watched point (their `jacobians`) approaching a
+    safety plane at s v_n (v_n: its path speed toward it) is within λ d of it (HEADROOM of
+    that): the safe hold, started anywhere, stops it before the plane (safety_planes.py)."""
+    positions = watched_points(solver, q, settings.contact)[1]
     s = np.ones(len(q))
     for J, p in zip(jacobians, positions):
         v = np.einsum("kij,kj->ki", J, qd)
@@ -151,13 +136,13 @@ def speed_scale(solver, trajectory, settings):
     count = int(min(MAX_SAMPLES, max(2, np.ceil(end / STEP) + 1)))
     times = np.linspace(0.0, end, count)
     q, qd, _ = trajectory.sample_many(times)
-    s = np.ones(count)
+    s, jacobians = np.ones(count), path_jacobians(solver, q, settings.contact)
     if settings.contact is not None:
-        speed, v_max = path_speed_limits(solver, q, qd, settings.contact)
-        with np.errstate(divide="ignore", invalid="ignore"):    # at rest: s = 1
-            s = np.where(speed > 1e-9, np.clip(HEADROOM * v_max / speed, SMALLEST, 1.0), 1.0)
+        ratio = path_speed_ratios(solver, q, qd, settings.contact, jacobians)
+        with np.errstate(divide="ignore"):                   # at rest (ratio 0): s = 1
+            s = np.clip(HEADROOM / ratio, SMALLEST, 1.0)
     if settings.planes:
-        s = np.minimum(s, _plane_scale(solver, q, qd, settings))
+        s = np.minimum(s, _plane_scale(solver, q, qd, settings, jacobians))
     if s.min() >= 1.0:
         return None
     step = 2.0 * rate * (times[1] - times[0])

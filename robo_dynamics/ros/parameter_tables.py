@@ -189,11 +189,10 @@ DYNAMICS_NODE = {
                             "faster decay faster than hold_decay_rate (from M and J at the "
                             "pose, up to 0.5/(control period)); 0: hold_decay_rate alone.",
                             RUNTIME),
-    "power_force_limiting": Spec(True, BOOL,
-                                 "Keep the tool's speed within what a contact with a person "
-                                 "allows (ISO/TS 15066 Annex A) from the mass it carries "
-                                 "along its motion: trajectories slowed, Cartesian targets "
-                                 "approached slower, hand guiding damped beyond it.", RUNTIME),
+    "power_force_limiting": Spec(True, BOOL, "Keep the tool's speed within what a contact "
+                                 "with a person allows (ISO/TS 15066 Annex A) from the mass "
+                                 "it carries: trajectories slowed, Cartesian targets "
+                                 "approached slower, guiding damped.", RUNTIME),
     "body_regions": Spec(list(REGIONS), STRINGS,
                          f"The body regions a person may put in the tool's way, of "
                          f"{list(REGIONS)}: the most restrictive sets the speed.", RUNTIME),
@@ -203,12 +202,10 @@ DYNAMICS_NODE = {
                             "kept to the contact's speed too, besides the tool (trajectories "
                             "and Cartesian ways; reported on /diagnostics).", READ_ONLY),
     "monitored_offsets": Spec(None, DOUBLES, "The monitored points [m]: x, y, z in each "
-                              "monitored link's frame, 3 per link. Unset: their origins.",
-                              READ_ONLY),
+                              "link's frame, 3 per link. Unset: their origins.", READ_ONLY),
     "safety_planes": Spec(None, DOUBLES, "Half-spaces the tool and the monitored points "
-                          "stay in: 6 values per plane, a point [m] and a normal toward the "
-                          "allowed side, base frame. Crossing one starts the safe hold.",
-                          RUNTIME),
+                          "stay in, 6 values each: a point [m], a normal toward the allowed "
+                          "side; base frame. Crossing one starts the safe hold.", RUNTIME),
     "hold_damping": Spec(None, DOUBLES,
                          "Joint damping D [N m s/rad] of the safe hold instead of "
                          "hold_decay_rate's law: gravity compensation - D qd, one per chain "

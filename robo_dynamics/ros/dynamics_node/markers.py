@@ -11,10 +11,10 @@ from geometry_msgs.msg import Point, Quaternion, Vector3, WrenchStamped
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ...algorithms.jacobian import point_jacobian_batch
 from ...algorithms.operational_space import reflected_mass
 from ...control.contact_safety import speed_ratio
 from ...control.safety_planes import watched_points
+from ...control.speed_scaling import path_jacobians
 from ...rviz.safety import PLANE_COLOUR, margin_colour, plane_patch
 from ...rviz.scale import arm_scale
 
@@ -249,7 +249,5 @@ def _watched(solver, q, qd, M_inv, contact):
     if contact is None:
         return []
     positions = watched_points(solver, q[None], contact)[1][:, 0]
-    jacobians = [solver.jacobian(q)[:3]] + [
-        point_jacobian_batch(solver.model, q[None], body, point)[1][0]
-        for _, body, point in contact.points]
-    return [(p, speed_ratio(J_v, M_inv, qd, contact)) for p, J_v in zip(positions, jacobians)]
+    return [(p, speed_ratio(J[0], M_inv, qd, contact))
+            for p, J in zip(positions, path_jacobians(solver, q[None], contact))]
