@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED, check_frame
+from ..algorithms.jacobian import LOCAL, LOCAL_WORLD_ALIGNED, check_frame, point_jacobian_batch
 from ..algorithms.operational_space import (KAPPA_MAX, operational_space,
                                              operational_space_inertia_batch)
 from ..errors import ArgumentError
@@ -21,7 +21,8 @@ _FLOAT = np.dtype(float)   # the dtype of every array the backends compute with
 Unchecked = collections.namedtuple("Unchecked", [
     "inverse_dynamics", "gravity", "bias", "mass_matrix", "mass_matrix_inverse",
     "coriolis_matrix", "momentum_terms", "forward_dynamics", "inverse_dynamics_derivatives",
-    "jacobian", "jacobian_dot_qd", "operational_space_inertia", "tip_pose"])
+    "jacobian", "jacobian_dot_qd", "operational_space_inertia", "tip_pose",
+    "point_jacobian"])
 Unchecked.__doc__ = """A solver's computations without argument checks (`solver.unchecked`): the
 fast path for callers that have validated the state themselves (float64 NumPy arrays of
 shape (n,), finite, in model joint order, e.g. the joint-state merger's arrays, or
@@ -54,7 +55,7 @@ class DynamicsSolver(abc.ABC):
             operational_space_inertia=lambda q: operational_space(
                 self._jacobian(q, LOCAL_WORLD_ALIGNED),
                 M_inv=self._mass_matrix_inverse(q)).Lambda,
-            tip_pose=self._tip_pose)
+            tip_pose=self._tip_pose, point_jacobian=self._point_jacobian)
 
     @property
     def joint_names(self):
@@ -134,6 +135,13 @@ class DynamicsSolver(abc.ABC):
         """(R, p): rotation (3, 3) and origin (3,) [m] of tip_link in the base frame."""
         q = self._vector("q", q)
         return self._tip_pose(q)
+
+    def point_jacobian(self, q, body, point):
+        """(p (3,) [m], J_v (3, n)): the position and linear Jacobian, base axes, of a point
+        fixed to chain body `body` (its index) at `point` (3,) [m] in the body's frame
+        (v_p = J_v q̇). A serial chain without mimic coupling."""
+        q = self._vector("q", q)
+        return self._point_jacobian(q, int(body), np.asarray(point, dtype=float))
 
     def operational_space_inertia(self, q, frame=LOCAL_WORLD_ALIGNED, kappa_max=KAPPA_MAX):
         """Λ = (J M⁻¹ Jᵀ)⁻¹ (6, 6) at the tip, bounded near singularities."""
@@ -329,6 +337,10 @@ class DynamicsSolver(abc.ABC):
     # batched hooks: one call per state unless the backend has better
     def _mass_matrix_batch(self, q):
         return np.array([self._mass_matrix(x) for x in q]).reshape(len(q), *(q.shape[1],) * 2)
+
+    def _point_jacobian(self, q, body, point):
+        p, J = point_jacobian_batch(self.model, q[None], body, point)
+        return p[0], J[0]
 
     def _jacobian_batch(self, q, frame):
         return np.array([self._jacobian(x, frame) for x in q]).reshape(len(q), 6, q.shape[1])

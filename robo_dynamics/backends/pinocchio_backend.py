@@ -52,6 +52,7 @@ class PinocchioSolver(DynamicsSolver):
         self._same_q = pm.nq == n and np.array_equal(self._idx_q, np.arange(n))
         self._same_v = pm.nv == n and np.array_equal(self._idx_v, np.arange(n))
         self._last_joint = pm.getJointId(model.joint_names[-1])
+        self._body_joints = [pm.getJointId(name) for name in model.joint_names]
         self._tip_frame = pm.getFrameId(model.tip_link, pin.BODY)   # links are BODY frames;
         base_frame = pm.getFrameId(model.base_link, pin.BODY)       # a joint may share the name
         if self._tip_frame >= len(pm.frames) or base_frame >= len(pm.frames):
@@ -174,6 +175,20 @@ class PinocchioSolver(DynamicsSolver):
             _, p = self._tip_pose(q)
             J[:3] -= cross(J[3:].T, p).T
         return J
+
+    def _point_jacobian(self, q, body, point):
+        """Body `body`'s joint Jacobian (Pinocchio's joint frame is our body frame), world
+        axes at the joint's origin, moved to the point (v_p = v + ω × r) and turned into
+        base axes."""
+        pm, data = self.pin_model, self.data
+        joint = self._body_joints[body]
+        pin.computeJointJacobians(pm, data, self._q(q))       # also the joints' placements
+        J = pin.getJointJacobian(pm, data, joint, pin.LOCAL_WORLD_ALIGNED)
+        J = J if self._same_v else J[:, self._idx_v]
+        oMi = data.oMi[joint]
+        r = oMi.rotation @ point                              # world axes
+        Rt = self._R_wb.T
+        return Rt @ (r + oMi.translation - self._p_wb), Rt @ (J[:3] + cross(J[3:].T, r).T)
 
     def _jacobian_dot_qd(self, q, qd, frame):
         pm, data = self.pin_model, self.data

@@ -66,37 +66,56 @@ def clamped_speed_limit(m_R, region):
 
 @dataclasses.dataclass(frozen=True)
 class ContactLimit:
-    """The contact a cell is limited for: the body regions a person may put in the arm's
-    way (names of REGIONS), whether a contact may clamp them (against a fixture), and the
-    points of the arm it is kept at besides the tool: (link, body index, point (3,) [m] in
-    the body's frame) each (monitored_points)."""
+    """The speed limits of the watched points, the tool first (index 0), then the
+    monitored points: (link, body index, point (3,) [m] in the body's frame) each
+    (monitored_points). regions: the body regions a person may put in the arm's way (names
+    of REGIONS; (): no power-and-force limiting, the caps alone), clamped: whether a contact
+    may clamp them (against a fixture). caps: per watched point, a speed it never passes
+    [m/s] (inf: none; (): none at all). radii: per watched point, a sphere's radius [m]
+    kept inside the safety planes ((): points)."""
     regions: tuple = tuple(REGIONS)
     clamped: bool = False
     points: tuple = ()
+    caps: tuple = ()
+    radii: tuple = ()
 
     def __post_init__(self):
         table = [(REGIONS[name].force, REGIONS[name].spring, REGIONS[name].mass)
                  for name in self.regions]
         object.__setattr__(self, "_table", table)
-        object.__setattr__(self, "_columns", np.array(table).T)    # F, k, m_H: (3, regions)
-        object.__setattr__(self, "floor", self.speed_limit(math.inf))
+        object.__setattr__(self, "_columns", np.array(table).reshape(-1, 3).T)   # F, k, m_H
+        count = 1 + len(self.points)
+        object.__setattr__(self, "caps", tuple(self.caps) or (math.inf,) * count)
+        object.__setattr__(self, "radii", tuple(self.radii) or (0.0,) * count)
+        object.__setattr__(self, "floors", tuple(self.speed_limit(math.inf, k)
+                                                 for k in range(count)))
+        object.__setattr__(self, "floor", self.floors[0])
 
-    def speed_limit(self, m_R):
-        """[m/s] v_max of the most restrictive region at reflected mass(es) m_R [kg] (a
-        float or an array; inf: a direction the point cannot move in). `floor` is its
-        least value at any mass (m_R → inf): below it no check is needed."""
+    def speed_limit(self, m_R, point=0):
+        """[m/s] v_max of watched point `point` (0: the tool) at reflected mass(es) m_R
+        [kg] (a float or an array; inf: a direction the point cannot move in): the most
+        restrictive region's, within the point's cap. `floors`: each point's least value at
+        any mass (m_R → inf), below which no check is needed; `floor`, the tool's."""
+        cap = self.caps[point]
         if np.ndim(m_R) == 0:                   # one mass: the hot path, no arrays
             m_R = float(m_R)
+            if not self._table:
+                return cap
             if self.clamped:
-                return min(F / math.sqrt(m_R * k) for F, k, _ in self._table)
-            return min(2.0 * F / math.sqrt(k * reduced_mass(m_R, m_H))
-                       for F, k, m_H in self._table)
+                return min([cap] + [F / math.sqrt(m_R * k) for F, k, _ in self._table])
+            return min([cap] + [2.0 * F / math.sqrt(k * reduced_mass(m_R, m_H))
+                                for F, k, m_H in self._table])
+        m_R = np.asarray(m_R, dtype=float)
+        if not self._table:
+            return np.full(m_R.shape, cap)
         F, k, m_H = self._columns
-        m_R = np.asarray(m_R, dtype=float)[..., None]
+        m_R = m_R[..., None]
         with np.errstate(divide="ignore"):
             if self.clamped:
-                return np.min(F / np.sqrt(m_R * k), axis=-1)
-            return np.min(2.0 * F / np.sqrt(k / (1.0 / m_H + 1.0 / m_R)), axis=-1)
+                limit = np.min(F / np.sqrt(m_R * k), axis=-1)
+            else:
+                limit = np.min(2.0 * F / np.sqrt(k / (1.0 / m_H + 1.0 / m_R)), axis=-1)
+        return np.minimum(limit, cap)
 
 
 def monitored_points(model, links, offsets):
@@ -147,9 +166,10 @@ class PointLimit:
         return self.v_max - self.speed
 
 
-def point_limit(J_v, M_inv, qd, regions=REGIONS, clamped=False):
-    """PointLimit of a point whose linear Jacobian is J_v (3, n) [base axes] at the state
-    (M_inv = M(q)⁻¹, q̇ (n,)), against the most restrictive of `regions`."""
+def point_limit(J_v, M_inv, qd, contact=None, point=0):
+    """PointLimit of watched point `point` (0: the tool) whose linear Jacobian is J_v (3, n)
+    [base axes] at the state (M_inv = M(q)⁻¹, q̇ (n,)), against `contact` (None: every
+    region, transient, as if enforced); a cap below the regions' speed is named "cap"."""
     v = J_v @ qd
     speed = float(np.linalg.norm(v))
     if speed > 1e-9:
@@ -159,27 +179,13 @@ def point_limit(J_v, M_inv, qd, regions=REGIONS, clamped=False):
         masses, axes = reflected_mass(J_v, M_inv)
         k = int(np.argmax(np.where(np.isfinite(masses), masses, -1.0)))
         u, m_R = axes[:, k], float(masses[k])
-    name, v_max = most_restrictive(m_R, regions, clamped)
+    regions = REGIONS if contact is None else {name: REGIONS[name] for name in contact.regions}
+    name, v_max = (most_restrictive(m_R, regions, contact is not None and contact.clamped)
+                   if regions else ("", math.inf))
+    cap = math.inf if contact is None else contact.caps[point]
+    if cap < v_max:
+        name, v_max = "cap", cap
     return PointLimit(speed, u, m_R, name, v_max)
-
-
-def guiding_torque(solver, q, qd, contact, period):
-    """τ (n,) [N·m or N] that damps a tool a person drives faster than `contact` allows
-    (hand guiding in gravity compensation): beyond HEADROOM × v_max along its motion u,
-    the force F = −c (|v| − HEADROOM v_max) u at the tool, τ = J_vᵀ F, with c = m_R(u) /
-    (2 T) the strongest damping the loop holds at the control period T [s] (the excess
-    speed halves each period, one period late); 0 below it, so continuous there."""
-    if contact is None or period is None:
-        return 0.0
-    J_v = solver.unchecked.jacobian(q)[:3]
-    v = J_v @ qd
-    if math.sqrt(v @ v) <= HEADROOM * contact.floor:       # M⁻¹ only when it may be needed
-        return 0.0
-    speed, w, m_R = along_motion(J_v, solver.unchecked.mass_matrix_inverse(q), qd)
-    excess = speed - HEADROOM * float(contact.speed_limit(m_R))
-    if excess <= 0.0:
-        return 0.0
-    return w * (-m_R / (2.0 * period) * excess)
 
 
 def along_motion(J_v, M_inv, qd):
@@ -193,8 +199,8 @@ def along_motion(J_v, M_inv, qd):
     return speed, w, 1.0 / float(w @ M_inv @ w)
 
 
-def speed_ratio(J_v, M_inv, qd, contact):
-    """speed / v_max of the point of linear Jacobian J_v (3, n) at q̇ (n,) for `contact`
-    (0 at rest)."""
+def speed_ratio(J_v, M_inv, qd, contact, point=0):
+    """speed / v_max of watched point `point` (0: the tool), of linear Jacobian J_v (3, n),
+    at q̇ (n,) for `contact` (0 at rest)."""
     speed, _, m_R = along_motion(J_v, M_inv, qd)
-    return 0.0 if speed == 0.0 else speed / float(contact.speed_limit(m_R))
+    return 0.0 if speed == 0.0 else speed / float(contact.speed_limit(m_R, point))

@@ -11,14 +11,14 @@ Each joint state gives at most one command (model joint order, N·m or N):
     hold      M(q)(−λ ⊙ q̇) + C q̇ + g(q): joint i's velocity      after a fault, until a new
               decays as e^(−λ_i t) (hold.hold_law)                desired motion is admitted
 
-Next to a person (settings.contact) trajectories are slowed (speed_scaling.py). The target
-is clamped to the effort bounds, then rate-limited (rate_limit.py): every change of source
-(mode, target, payload, gains, resuming) is a ramp (Cartesian: a straight one). With
-hardware_compensates_gravity the command sent is that minus g(q). The envelope: admission
-(start, limits, velocity), watchdogs (velocity bound, tracking error → hold; stale joint
-states → no command; a linkage's states that do not close → rejected, then the hold:
-closure_watch.py), the observer's collisions (→ hold) and the hold's own timeout (→ stream
-stopped, latched); the rules and defaults: docs/node.md, "Safety envelope".
+Next to a person (settings.contact) trajectories are slowed (speed_scaling.py); a breached
+plane or speed limit stops the arm (safety_limits.py). The target is clamped to the effort
+bounds, then rate-limited (rate_limit.py): every change of source is a ramp (Cartesian: a
+straight one). With hardware_compensates_gravity the command sent is that minus g(q). The
+envelope: admission (start, limits, velocity), watchdogs (velocity bound, tracking error →
+hold; stale joint states → no command; a linkage's unclosed states → rejected, then the
+hold: closure_watch.py), the observer's collisions (→ hold) and the hold's own timeout (→
+stream stopped, latched); the rules and defaults: docs/node.md, "Safety envelope".
 
 Computed torque: Lynch & Park, Modern Robotics, §11.4.1 (τ is the inverse dynamics at the
 commanded acceleration: one Newton–Euler recursion, Craig, Introduction to Robotics, §6.5).
@@ -32,13 +32,12 @@ from ..algorithms.friction import friction_torque
 from ..errors import UnclosedState
 from .closure_watch import ClosureWatch
 from .computed_torque import commanded_acceleration
-from .contact_safety import guiding_torque
 from .cycle_outputs import ERROR, INFO, WARN, Cycle, Event, Rest
 from .limits import clamp_effort
 from .momentum_observer import ExternalWatch, push_or_model_error
 from .rate_limit import TorqueRateLimiter
-from .safety_planes import tool_fault
 from .hold import hold_law
+from .safety_limits import LimitWatch, category_one_at_rest
 from .trajectory import SetPoint
 from .watchdog import admission_fault, tracking_fault, velocity_fault
 
@@ -71,11 +70,11 @@ class Controller:
         self.counts = dict.fromkeys(("commands", "clamped", "rate_limited", "refused",
                                      "faults", "stale", "collisions"), 0)
         self.last_event, self.closure = None, ClosureWatch()   # a linkage's unclosed states
+        self.limits = LimitWatch()     # the planes and the points' speed limits
 
     # -- configuration (called from the node's other thread, under its lock) ---------------
     def configure(self, settings):
-        """New gains and bounds; the command ramps to the new target at the new rate. A new
-        observer gain restarts the observer."""
+        """New gains and bounds (the command ramps; a new observer gain restarts it)."""
         old, self.settings = self.settings, settings
         self.limiter.rate = settings.max_torque_rate
         self.external.configure(old, settings)
@@ -93,14 +92,13 @@ class Controller:
         return self._event(INFO, "observer_reset", f"external-torque observer reset{left}")
 
     def measured_torque(self):
-        """The measured joint torques τ_m (n,) [N·m or N] of the last joint states, NaN
-        where unknown (JointState.effort, times the torque constants for currents)."""
+        """τ_m (n,) [N·m or N] of the last joint states, NaN where unknown (JointState.effort,
+        times the torque constants for currents)."""
         effort, k = self.merger.effort, self.settings.torque_constants
         return effort if k is None else effort * k
 
     def replace_solver(self, solver, reason):
-        """Swap in a solver for a changed model (e.g. a payload); the command ramps to the
-        new target. Returns the Event."""
+        """Swap in a solver for a changed model (a payload): its Event; the command ramps."""
         self.solver = solver
         return self._event(INFO, "model", reason)
 
@@ -118,6 +116,7 @@ class Controller:
             self.motion.ended("replaced by a new desired motion", replaced=True)
         self.motion, self.mode, self.hold_reason, self.hold_kind = motion, motion.mode, "", ""
         motion.begin(self.solver, self.merger.q, now, self.settings)
+        self.limits.admit(self.solver, self.merger.q, self.settings)
         if self.halted:                # the stream starts again, as a ramp
             self.halted, self.running = "", False
         what = ("tracking a new desired motion" + motion.slowed() if motion.mode == TRACKING
@@ -125,8 +124,8 @@ class Controller:
         return self._event(INFO, "tracking", f"{what}{left}")
 
     def desired_state(self, now):
-        """(q_d, q̇_d, q̈_d) now: the tracked motion's, else the measured pose at rest (where a
-        new motion continues from); None before a complete joint state."""
+        """(q_d, q̇_d, q̈_d) now: the tracked motion's, else the measured pose at rest; None
+        before a complete joint state."""
         if self.mode == TRACKING:
             return tuple(np.array(x, dtype=float) for x in self.motion.sample(now))
         q = self.merger.q.copy() if self.merger.complete() else None
@@ -139,8 +138,7 @@ class Controller:
 
     # -- what the node reads (under its lock) -----------------------------------------------
     def measured_state(self):
-        """(q, q̇): copies of the last complete joint state [rad or m; rad/s or m/s], model
-        joint order, or None before one."""
+        """(q, q̇): copies of the last complete joint state (model order, SI), or None."""
         merger = self.merger
         return (merger.q.copy(), merger.qd.copy()) if merger.complete() else None
 
@@ -204,7 +202,7 @@ class Controller:
         desired, found = self._supervise(q, qd, now)
         events += found
         if self.mode == HOLD:
-            halted = self._hold_timed_out(qd, now, external)
+            halted = self._hold_timed_out(qd, now, external) or self._stopped(qd)
             if halted is not None:
                 return Cycle(None, None, None, events + (halted,), external)
         target, at_bound = self._law(q, qd, g, friction, desired, now)
@@ -249,10 +247,10 @@ class Controller:
         (the tracked motion's (q_d, q̇_d, q̈_d) now or None, events)."""
         s, events = self.settings, NO_EVENTS
         if self.mode != HOLD:
-            fault = (velocity_fault(qd, s.velocity_bound, self.names)
-                     or s.planes and tool_fault(self.solver, q, s.planes))
-            if fault:
-                events += (self._hold(fault),)
+            fault = velocity_fault(qd, s.velocity_bound, self.names)
+            breach = fault is None and self.limits.breach(self.solver, q, qd, s)
+            if fault or breach:
+                events += (self._hold(fault or breach, "fault" if fault else "limit"),)
         if self.mode != TRACKING:
             return None, events
         q_d, qd_d, qdd_d = self.motion.sample(now)
@@ -266,8 +264,7 @@ class Controller:
         return (q_d, qd_d, qdd_d), events
 
     def _hold_timed_out(self, qd, now, external):
-        """The hold's timeout: the hold_failed Event where a joint is still beyond its
-        velocity bound hold_timeout into the hold, else None."""
+        """hold_failed: a joint still beyond its velocity bound hold_timeout in, else None."""
         s = self.settings
         if self.hold_since is None:
             self.hold_since = now
@@ -290,7 +287,7 @@ class Controller:
             return hold_law(solver, q, qd, g, s, self.period,
                             self.limiter.reach(now, s.effort_bound))
         # a person guiding the tool, a spring's pull: damped beyond the contact's limit
-        brake = guiding_torque(solver, q, qd, s.contact, self.period) + friction
+        brake = self.limits.brake(solver, s.contact, self.period) + friction
         if self.mode == GRAVITY:
             return g + brake, False
         return self.motion.torque(solver, q, qd, now) + brake, False   # cartesian.py
@@ -349,15 +346,11 @@ class Controller:
         """(Re)start the command stream, ramping from the measured effort where known and
         plausible (the drives' torque since `previous`, the state before, taken as the
         previous command: a sensor's noise is not the first command), else the last one."""
-        start = self.limiter.last
-        measured = self.measured_torque()
-        known = np.isfinite(measured) & (np.abs(measured) <= self.settings.effort_bound)
-        if known.any():
-            start = np.where(known, measured, start)
-        self.limiter.restart(start, previous if known.any() else now)
+        known = self.limiter.resume(self.measured_torque(), self.settings.effort_bound,
+                                    previous, now)
         first = self.counts["commands"] == 0
-        source = (f"measured effort of {int(known.sum())} of {len(known)} joints"
-                  if known.any() else "the last command" if not first else "zero")
+        source = (f"measured effort of {known} of {len(self.names)} joints"
+                  if known else "the last command" if not first else "zero")
         events = ()
         if self.running and self.motion is not None:   # a gap without a stale joint state
             events = (self._hold(f"no joint state for {gap:.3g} s during the desired "
@@ -396,6 +389,15 @@ class Controller:
                                                  "stream stopped, the arm's own watchdog must "
                                                  "brake it; a new desired motion restarts it "
                                                  "once the arm is below the velocity bound")
+
+    def _stopped(self, qd):
+        """A category-1 stop (safety_limits.py): once a breach's hold has the arm at rest,
+        the stream stops (latched): the stopped Event; else None."""
+        if self.hold_kind == "limit" and category_one_at_rest(qd, self.settings):
+            self.halted, self.running = f"category-1 stop: {self.hold_reason}", False
+            return self._event(WARN, "stopped", f"{self.halted}: at rest, no command (its "
+                                                "brakes hold it) until a new desired motion")
+        return None
 
     def _event(self, level, kind, message):
         self.last_event = Event(level, kind, message)

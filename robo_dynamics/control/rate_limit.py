@@ -36,6 +36,17 @@ class TorqueRateLimiter:
         self.last = np.array(start, dtype=float)
         self.time = float(now)
 
+    def resume(self, measured, bound, previous, now):
+        """Restart from the measured torques (n,) where known (finite) and within ±bound,
+        taken as sent at `previous` [s], else from the last command at `now`: how many
+        joints' measured torque it starts from."""
+        known = np.isfinite(measured) & (np.abs(measured) <= bound)
+        if known.any():
+            self.restart(np.where(known, measured, self.last), previous)
+        else:
+            self.restart(self.last, now)
+        return int(known.sum())
+
     def reach(self, now, bound):
         """(lo, hi) (n,): the commands limit() can give at `now` within ±bound (the
         previous command ± rate · Δt); ±bound before the first command."""

@@ -3,15 +3,18 @@ industrial controllers' safety planes and virtual walls. No ROS here.
 
 A plane is a point c and a unit normal n toward the allowed side (base frame); a point p is
 d = n · (p − c) [m] inside it (d < 0: beyond). The rules (controller.py, watchdog.py,
-speed_scaling.py):
+speed_scaling.py, safety_limits.py):
 - a desired motion whose path would take the tool or a monitored point further beyond a
   plane than it is now (a trajectory's path, a set-point, a Cartesian target) is refused,
   naming the plane, the point and where;
 - a trajectory is slowed where a point approaches a plane faster than the safe hold could
   stop it before the plane: the hold brings velocities down as e^(−λt), so a point moving
   toward the plane at v_n stops within v_n / λ; v_n ≤ λ d is kept (λ: hold_decay_rate);
-- the tool found beyond a plane (a push, an overshoot) starts the safe hold, naming the
-  plane and by how much.
+- a watched sphere found beyond a plane (a push, an overshoot) is a breach
+  (safety_limits.py): the stop safety_stop_category asks, naming the plane and by how much.
+
+A monitored point is a sphere of its radius (ContactLimit.radii): its distance to a plane
+is its centre's less the radius.
 """
 
 import dataclasses
@@ -19,6 +22,7 @@ import dataclasses
 import numpy as np
 
 from ..algorithms.jacobian import point_jacobian_batch
+from .safety_limits import point_names
 
 PATH_STEP, PATH_SAMPLES = 0.01, 1000    # [s], samples: a trajectory's path as checked
 
@@ -58,15 +62,17 @@ def planes_from(values):
     return tuple(planes)
 
 
-def beyond(planes, points, now_points=None, tolerance=1e-3):
+def beyond(planes, points, now_points=None, tolerance=1e-3, radii=0.0):
     """(plane index, point index, sample index, depth [m]) of the deepest crossing, or
-    None: points (k, N, 3) [m] (k named points along N samples) further beyond a plane than
-    `now_points` (k, 3) are now (None: than 0), by more than `tolerance` [m]."""
+    None: spheres of `radii` (k,) [m] about points (k, N, 3) [m] (k named points along N
+    samples) further beyond a plane than about `now_points` (k, 3) now (None: than 0), by
+    more than `tolerance` [m]."""
     worst = None
+    radii = np.broadcast_to(np.asarray(radii, dtype=float), (len(points),))
     for i, plane in enumerate(planes):
-        d = plane.distance(points)                                   # (k, N)
+        d = plane.distance(points) - radii[:, None]                  # (k, N)
         allowed = -tolerance if now_points is None else np.minimum(
-            plane.distance(now_points), 0.0)[:, None] - tolerance
+            plane.distance(now_points) - radii, 0.0)[:, None] - tolerance
         excess = allowed - d
         j, n = np.unravel_index(int(np.argmax(excess)), excess.shape)
         if excess[j, n] > 0.0 and (worst is None or -d[j, n] > worst[3]):
@@ -75,14 +81,13 @@ def beyond(planes, points, now_points=None, tolerance=1e-3):
 
 
 def watched_points(solver, q, contact):
-    """(names, positions (k, N, 3) [m]) of the tool and the monitored points
-    (contact.points; contact may be None) at joint positions q (N, n)."""
-    names = ["the tool"]
+    """(names, positions (k, N, 3) [m], radii (k,) [m]) of the tool and the monitored
+    points (contact.points; contact may be None) at joint positions q (N, n)."""
     positions = [np.array([solver.unchecked.tip_pose(x)[1] for x in q])]
-    for link, body, point in (contact.points if contact is not None else ()):
-        names.append(f"the monitored point on '{link}'")
+    for _, body, point in (contact.points if contact is not None else ()):
         positions.append(point_jacobian_batch(solver.model, q, body, point)[0])
-    return names, np.stack(positions)
+    radii = contact.radii if contact is not None else (0.0,)
+    return point_names(contact), np.stack(positions), np.asarray(radii, dtype=float)
 
 
 def motion_fault(motion, solver, q_now, settings):
@@ -94,10 +99,10 @@ def motion_fault(motion, solver, q_now, settings):
     if not planes:
         return None
     contact = settings.contact
-    names, now = watched_points(solver, q_now[None], contact)
+    names, now, radii = watched_points(solver, q_now[None], contact)
     path = getattr(motion, "trajectory", motion)
     if motion.mode != "tracking":                                 # a Cartesian target
-        names, now = names[:1], now[:1]
+        names, now, radii = names[:1], now[:1], radii[:1]
         points, times = np.asarray(motion.p_d, dtype=float)[None, None], [None]
     else:
         if hasattr(path, "sample_many"):
@@ -107,21 +112,10 @@ def motion_fault(motion, solver, q_now, settings):
         else:
             times, q = [None], np.atleast_2d(np.asarray(motion.positions, dtype=float))
         points = watched_points(solver, q, contact)[1]
-    found = beyond(planes, points, now[:, 0])
+    found = beyond(planes, points, now[:, 0], radii=radii)
     if found is None:
         return None
     plane, point, sample, depth = found
     when = "" if times[sample] is None else f" at t = {times[sample]:.3g} s"
     return (f"{names[point]} would be {1e3 * depth:.3g} mm beyond safety plane {plane}"
             f"{when}")
-
-
-def tool_fault(solver, q, planes):
-    """Why the tool at q is beyond a safety plane (which, by how much), or None: the
-    controller's check at every joint state."""
-    p = solver.unchecked.tip_pose(q)[1]
-    for k, plane in enumerate(planes):
-        d = plane.distance(p)
-        if d < 0.0:
-            return f"the tool is {-1e3 * d:.3g} mm beyond safety plane {k}"
-    return None

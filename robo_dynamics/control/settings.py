@@ -7,6 +7,7 @@ per-joint parameters hold 1 value (for every joint) or n, in model joint order, 
 """
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -37,8 +38,9 @@ class Settings:
     control): the command sent leaves g(q) out; every bound applies to the full torque.
     hold_push_force [N]: a person's push at the tool that the hold yields to at no more than
     hold.HOLD_YIELD of the velocity bound (hold.hold_rates; 0: hold_decay_rate alone).
-    contact: the contact_safety.ContactLimit the tool's speed is kept within (None: none).
-    planes: the safety_planes.Plane the tool and the monitored points stay in (() none).
+    contact: the contact_safety.ContactLimit the watched points' speeds are kept within
+    (None: none). planes: the safety_planes.Plane the tool and the monitored spheres stay
+    in (() none). stop_category: how a breach of either stops the arm (safety_limits.py).
     """
     kp: np.ndarray
     kd: np.ndarray
@@ -63,6 +65,7 @@ class Settings:
     hold_push_force: float = 50.0
     contact: ContactLimit = None
     planes: tuple = ()
+    stop_category: int = 2
 
     def observer_thresholds(self):
         """(contact, collision) thresholds as lists, for momentum_observer.contact_levels."""
@@ -121,18 +124,40 @@ def controller_settings(values, model):
                           if values["effort_source"] == "current" else None),
         hardware_compensates_gravity=values["hardware_compensates_gravity"],
         hold_push_force=values["hold_push_force"],
-        contact=contact_limit(values, model), planes=planes_from(values.get("safety_planes")))
+        contact=contact_limit(values, model), planes=planes_from(values.get("safety_planes")),
+        stop_category=values.get("safety_stop_category", 2))
 
 
 def contact_limit(values, model):
     """The ContactLimit the parameters ask for (unset: every region, transient, the tool
-    alone), or None; ValueError for a monitored link `model` does not have."""
-    if not values.get("power_force_limiting", True):
+    alone), or None (no limit on any point); ValueError for a monitored link `model` does
+    not have, or a radius or speed limit per link that does not fit."""
+    points = monitored_points(model, values.get("monitored_links"),
+                              values.get("monitored_offsets"))
+    radii = per_link(values.get("monitored_radii"), len(points), "monitored_radii", 0.0)
+    caps = per_link(values.get("monitored_speed_limits"), len(points),
+                    "monitored_speed_limits", 0.0)
+    caps = [x if x > 0.0 else math.inf for x in [values.get("tool_speed_limit") or 0.0] + caps]
+    regions = (tuple(values.get("body_regions") or REGIONS)
+               if values.get("power_force_limiting", True) else ())
+    if not regions and not points and math.isinf(caps[0]):
         return None
-    return ContactLimit(tuple(values.get("body_regions") or REGIONS),
-                        values.get("contact_type", "transient") == "clamped",
-                        monitored_points(model, values.get("monitored_links"),
-                                         values.get("monitored_offsets")))
+    return ContactLimit(regions, values.get("contact_type", "transient") == "clamped",
+                        points, tuple(caps), (0.0,) + tuple(radii))
+
+
+def per_link(values, count, name, unset):
+    """`count` values from a per-monitored-link parameter: 1 for all or 1 per link (unset:
+    `unset` each); ValueError otherwise."""
+    values = list(values or ())
+    if not values:
+        return [unset] * count
+    if len(values) == 1:
+        return values * count
+    if len(values) != count:
+        raise ValueError(f"{name} needs 1 value or 1 per monitored link ({count}), got "
+                         f"{len(values)}")
+    return values
 
 
 def friction_beyond_reach(model, mass_matrix, settings):

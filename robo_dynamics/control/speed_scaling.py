@@ -48,7 +48,7 @@ def path_speed_ratios(solver, q, qd, contact, jacobians):
     samples q, q' (N, n): |J_v q'| against the speed a contact allows along that motion."""
     M = solver.mass_matrix_batch(q)
     worst = np.zeros(len(q))
-    for J in jacobians:
+    for point, J in enumerate(jacobians):
         v = np.einsum("kij,kj->ki", J, qd)
         speed = np.linalg.norm(v, axis=1)
         moving = speed > 1e-9
@@ -57,27 +57,28 @@ def path_speed_ratios(solver, q, qd, contact, jacobians):
         mobility = np.einsum("kj,kj->k", w, np.linalg.solve(M, w[..., None])[..., 0])
         with np.errstate(divide="ignore", invalid="ignore"):
             m_R = np.where(moving & (mobility > 0.0), 1.0 / mobility, np.inf)
-            worst = np.maximum(worst, np.where(moving, speed / contact.speed_limit(m_R), 0.0))
+            limit = contact.speed_limit(m_R, point)
+            worst = np.maximum(worst, np.where(moving, speed / limit, 0.0))
     return worst
 
 
 def contact_speed_ratio(solver, q, qd, M_inv, contact):
     """The largest speed / v_max of the tool and of the monitored points at one state
     (q, q̇ (n,); M_inv = M(q)⁻¹)."""
-    return max([0.0] + [speed_ratio(J[0], M_inv, qd, contact)
-                        for J in path_jacobians(solver, q[None], contact)])
+    return max([0.0] + [speed_ratio(J[0], M_inv, qd, contact, point)
+                        for point, J in enumerate(path_jacobians(solver, q[None], contact))])
 
 
 def _plane_scale(solver, q, qd, settings, jacobians):
     """(N,) the largest s at which every watched point (their `jacobians`) approaching a
     safety plane at s v_n (v_n: its path speed toward it) is within λ d of it (HEADROOM of
     that): the safe hold, started anywhere, stops it before the plane (safety_planes.py)."""
-    positions = watched_points(solver, q, settings.contact)[1]
+    _, positions, radii = watched_points(solver, q, settings.contact)
     s = np.ones(len(q))
-    for J, p in zip(jacobians, positions):
+    for J, p, r in zip(jacobians, positions, radii):
         v = np.einsum("kij,kj->ki", J, qd)
         for plane in settings.planes:
-            d, v_n = plane.distance(p), -(v @ np.asarray(plane.normal))
+            d, v_n = plane.distance(p) - r, -(v @ np.asarray(plane.normal))
             with np.errstate(divide="ignore", invalid="ignore"):
                 allowed = HEADROOM * settings.hold_decay_rate * np.maximum(d, 0.0) / v_n
             s = np.where(v_n > 1e-9, np.minimum(s, np.clip(allowed, SMALLEST, 1.0)), s)

@@ -8,27 +8,17 @@ joint_trajectory_controller's); SIM_ARM: the simulator's. An optional parameter 
 None) is an empty array until given.
 """
 
-import collections
 import math
-
-from rcl_interfaces.msg import ParameterType
 
 from ..backends import BACKENDS, DEFAULT_BACKEND
 from ..control.cartesian import LAWS
-from ..control.contact_safety import REGIONS
 from ..control.controller import COLLISION_REACTIONS
 from ..model.robot_model import STANDARD_GRAVITY
 from ..simulation.integrators import INTEGRATORS
+from .person_parameters import NEXT_TO_A_PERSON, PERSON_CHOICES, PERSON_RANGES
 
-Spec = collections.namedtuple("Spec", ["default", "kind", "description", "read_only"])
-Spec.__doc__ = """default (None: optional, an empty array until given), kind (a
-ParameterType), description, read_only (True: fixed at start-up)."""
-
-READ_ONLY = True     # fixed at start-up
-RUNTIME = False      # may be changed while running (validated first)
-STRING, STRINGS = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
-DOUBLE, DOUBLES = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_DOUBLE_ARRAY
-BOOL, INTEGER = ParameterType.PARAMETER_BOOL, ParameterType.PARAMETER_INTEGER
+from .parameter_kinds import (BOOL, DOUBLE, DOUBLES, INTEGER, READ_ONLY, RUNTIME, STRING,
+                              STRINGS, Spec)
 
 # the chain a node works on, as both nodes take it
 CHAIN = {
@@ -139,6 +129,7 @@ DYNAMICS_NODE = {
     **CHAIN,
     **FOLLOW_TRAJECTORY,
     **CLOSED_LINKAGE,
+    **NEXT_TO_A_PERSON,
     "passive_joint_tolerance": Spec(0.02, DOUBLE,
                                     "A closed linkage's passive joints that joint_states "
                                     "carry [rad or m]: one further than this from where the "
@@ -189,23 +180,6 @@ DYNAMICS_NODE = {
                             "faster decay faster than hold_decay_rate (from M and J at the "
                             "pose, up to 0.5/(control period)); 0: hold_decay_rate alone.",
                             RUNTIME),
-    "power_force_limiting": Spec(True, BOOL, "Keep the tool's speed within what a contact "
-                                 "with a person allows (ISO/TS 15066 Annex A) from the mass "
-                                 "it carries: trajectories slowed, Cartesian targets "
-                                 "approached slower, guiding damped.", RUNTIME),
-    "body_regions": Spec(list(REGIONS), STRINGS,
-                         f"The body regions a person may put in the tool's way, of "
-                         f"{list(REGIONS)}: the most restrictive sets the speed.", RUNTIME),
-    "contact_type": Spec("transient", STRING, "transient (the person can move away) or "
-                         "clamped (against a fixture: a lower speed).", RUNTIME),
-    "monitored_links": Spec(None, STRINGS, "Chain links (e.g. the elbow's) whose points are "
-                            "kept to the contact's speed too, besides the tool (trajectories "
-                            "and Cartesian ways; reported on /diagnostics).", READ_ONLY),
-    "monitored_offsets": Spec(None, DOUBLES, "The monitored points [m]: x, y, z in each "
-                              "link's frame, 3 per link. Unset: their origins.", READ_ONLY),
-    "safety_planes": Spec(None, DOUBLES, "Half-spaces the tool and the monitored points "
-                          "stay in, 6 values each: a point [m], a normal toward the allowed "
-                          "side; base frame. Crossing one starts the safe hold.", RUNTIME),
     "hold_damping": Spec(None, DOUBLES,
                          "Joint damping D [N m s/rad] of the safe hold instead of "
                          "hold_decay_rate's law: gravity compensation - D qd, one per chain "
@@ -390,11 +364,11 @@ RANGES = {
     "cartesian.damping_ratio": lambda v: 0.0 < v <= 2.0,
     "cartesian.max_position_error": lambda v: 0.0 < v <= 1.0,
     "cartesian.max_orientation_error": lambda v: 0.0 < v <= math.pi,
-    "body_regions": lambda v: len(v) > 0,
+    **PERSON_RANGES,
 }
 CHOICES = {"backend": list(BACKENDS), "integrator": sorted(INTEGRATORS),
            "engine": list(ENGINES), "effort_source": ["torque", "current"],
            "collision_reaction": list(COLLISION_REACTIONS), "cartesian.law": list(LAWS),
-           "contact_type": ["transient", "clamped"], "body_regions": list(REGIONS)}
+           **PERSON_CHOICES}
 # fractions of the URDF limits, in control/limits.py's SCALE_RANGE
 SCALES = ("torque_limit_scale", "velocity_limit_scale")

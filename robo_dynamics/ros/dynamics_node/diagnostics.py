@@ -10,8 +10,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_msgs.msg import Header
 
 from ...control import contact_safety, health
-from ...algorithms.jacobian import point_jacobian_batch
-from ...control.contact_safety import REGIONS
+from ...control.safety_limits import point_states
 from .outputs import REFRESH
 
 LEVELS = {health.OK: DiagnosticStatus.OK, health.WARN: DiagnosticStatus.WARN,
@@ -68,18 +67,16 @@ def _contact_safety(node):
     if state is None:
         return {}
     (q, qd), motion = state, controller.motion
-    regions = REGIONS if contact is None else {name: REGIONS[name] for name in contact.regions}
-    clamped = contact is not None and contact.clamped
-    kind = ("clamped" if clamped else "transient") + ("" if contact else ", not enforced")
+    kind = ("clamped" if contact is not None and contact.clamped else "transient") + (
+        "" if contact else ", not enforced")
     values = {"speed_scaling": "1" if motion is None
               else f"{motion.speed_scaling(node.live.now()):.3g}"}
     try:
         M_inv = node.solver.mass_matrix_inverse(q)
-        for name, body, point in [("tool", None, None)] + list(contact.points if contact
-                                                                else ()):
-            J_v = (node.solver.jacobian(q)[:3] if body is None else
-                   point_jacobian_batch(node.model, q[None], body, point)[1][0])
-            limit = contact_safety.point_limit(J_v, M_inv, qd, regions, clamped)
+        links = ["tool"] + [link for link, _, _ in (contact.points if contact else ())]
+        for i, (name, (_, J_v)) in enumerate(zip(links, point_states(node.solver, q,
+                                                                     contact))):
+            limit = contact_safety.point_limit(J_v, M_inv, qd, contact, i)
             values.update({
                 f"{name}_speed": f"{limit.speed:.3g} m/s",
                 f"{name}_reflected_mass": f"{limit.mass:.3g} kg",

@@ -13,8 +13,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ...algorithms.operational_space import reflected_mass
 from ...control.contact_safety import speed_ratio
-from ...control.safety_planes import watched_points
-from ...control.speed_scaling import path_jacobians
+from ...control.safety_limits import point_states
 from ...rviz.safety import PLANE_COLOUR, margin_colour, plane_patch
 from ...rviz.scale import arm_scale
 
@@ -244,10 +243,9 @@ def publish(live, outputs, clock, rate, shown):
 
 
 def _watched(solver, q, qd, M_inv, contact):
-    """[(position (3,) [m], speed / the speed a contact allows)] of the tool and the
-    monitored points (none without a contact limit)."""
+    """[(position (3,) [m], speed / the speed allowed)] of the tool and the monitored
+    points (none without a contact limit)."""
     if contact is None:
         return []
-    positions = watched_points(solver, q[None], contact)[1][:, 0]
-    return [(p, speed_ratio(J[0], M_inv, qd, contact))
-            for p, J in zip(positions, path_jacobians(solver, q[None], contact))]
+    return [(p, speed_ratio(J_v, M_inv, qd, contact, i))
+            for i, (p, J_v) in enumerate(point_states(solver, q, contact))]
