@@ -19,25 +19,31 @@ def mode_cost(rounds=5):
     model = rd.load_robot(path, tip_link=tip)
     q = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.7])
     qd = np.array([0.1, -0.2, 0.3, 0.1, -0.1, 0.2, 0.3])
-    from robo_dynamics.control.contact_safety import ContactLimit
+    from robo_dynamics.control.contact_safety import ContactLimit, monitored_points
+    from robo_dynamics.control.safety_planes import planes_from
+    elbow = monitored_points(model, ["panda_link4"], [0.0, 0.05, 0.0])
+    watched = (ContactLimit(points=elbow, radii=(0.0, 0.06)),
+               planes_from([0.0, 0.0, -0.5, 0.0, 0.0, 1.0]))     # a floor half a metre down
     rows = []
     for backend in rd.BACKENDS:
         solver = rd.make_solver(model, backend)
         effort = solver.gravity(q).tolist()
-        for contact in (None, ContactLimit()):
-            steps = [stepper(controller(model, solver, mode, q, contact),
+        for name, (contact, planes) in (
+                (backend, (None, ())),
+                (backend + ", power_force_limiting", (ContactLimit(), ())),
+                (backend + ", power_force_limiting + an elbow sphere + a plane", watched)):
+            steps = [stepper(controller(model, solver, mode, q, contact, planes),
                              list(model.joint_names), q.tolist(), qd.tolist(), effort)
                      for mode in MODES]
             times = np.array([[per_call(step, budget=0.1) * 1e6 for step in steps]
                               for _ in range(rounds)])
-            name = backend + (", power_force_limiting" if contact else "")
             rows.append((name, *(f"{t:.1f}" for t in np.median(times, axis=0))))
     return rows
 
 
-def controller(model, solver, mode, q, contact=None):
+def controller(model, solver, mode, q, contact=None, planes=()):
     """A Controller of `model` in `mode` at q (no bounds that could stop it; `contact`: the
-    contact_safety.ContactLimit kept, or None). Tracking follows a 0.5 rad move of every
+    contact_safety.ContactLimit kept, or None; `planes`: safety planes). Tracking follows a 0.5 rad move of every
     joint in 0.3 s (that the limit slows)."""
     from robo_dynamics.control import cartesian
     from robo_dynamics.control.controller import Controller
@@ -49,7 +55,7 @@ def controller(model, solver, mode, q, contact=None):
         kp=np.full(n, 100.0), kd=np.full(n, 20.0), effort_bound=model.effort_limit,
         max_torque_rate=np.full(n, 1e9), start_tolerance=np.full(n, 1.0),
         max_tracking_error=np.full(n, 10.0), velocity_bound=np.full(n, np.inf),
-        hold_damping=None, stale_timeout=1e9, contact=contact)
+        hold_damping=None, stale_timeout=1e9, contact=contact, planes=planes)
     ctrl = Controller(solver, JointStateMerger(names, names), settings)
     for t in (0.0, 1e-3):                # a complete state and the control period
         ctrl.step(names, q.tolist(), [0.0] * n, [], t)

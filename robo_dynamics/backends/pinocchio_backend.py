@@ -52,7 +52,7 @@ class PinocchioSolver(DynamicsSolver):
         self._same_q = pm.nq == n and np.array_equal(self._idx_q, np.arange(n))
         self._same_v = pm.nv == n and np.array_equal(self._idx_v, np.arange(n))
         self._last_joint = pm.getJointId(model.joint_names[-1])
-        self._body_joints = [pm.getJointId(name) for name in model.joint_names]
+        self._point_frames = {}      # (body, x, y, z) → a frame added at that point
         self._tip_frame = pm.getFrameId(model.tip_link, pin.BODY)   # links are BODY frames;
         base_frame = pm.getFrameId(model.base_link, pin.BODY)       # a joint may share the name
         if self._tip_frame >= len(pm.frames) or base_frame >= len(pm.frames):
@@ -177,18 +177,23 @@ class PinocchioSolver(DynamicsSolver):
         return J
 
     def _point_jacobian(self, q, body, point):
-        """Body `body`'s joint Jacobian (Pinocchio's joint frame is our body frame), world
-        axes at the joint's origin, moved to the point (v_p = v + ω × r) and turned into
-        base axes."""
-        pm, data = self.pin_model, self.data
-        joint = self._body_joints[body]
-        pin.computeJointJacobians(pm, data, self._q(q))       # also the joints' placements
-        J = pin.getJointJacobian(pm, data, joint, pin.LOCAL_WORLD_ALIGNED)
+        """The Jacobian of a frame at the point (added to Pinocchio's model the first time a
+        point is asked for: Pinocchio's joint frame is our body frame), base axes."""
+        key = (body, *(float(x) for x in point))
+        frame = self._point_frames.get(key)
+        if frame is None:
+            pm = self.pin_model
+            joint = pm.getJointId(self.model.joint_names[body])
+            frame = pm.addFrame(pin.Frame(f"point_{len(self._point_frames)}", joint, 0,
+                                          pin.SE3(np.eye(3), np.array(key[1:])),
+                                          pin.FrameType.OP_FRAME))
+            self.data = pm.createData()
+            self._point_frames[key] = frame
+        J = pin.computeFrameJacobian(self.pin_model, self.data, self._q(q), frame,
+                                     pin.LOCAL_WORLD_ALIGNED)
         J = J if self._same_v else J[:, self._idx_v]
-        oMi = data.oMi[joint]
-        r = oMi.rotation @ point                              # world axes
         Rt = self._R_wb.T
-        return Rt @ (r + oMi.translation - self._p_wb), Rt @ (J[:3] + cross(J[3:].T, r).T)
+        return Rt @ (self.data.oMf[frame].translation - self._p_wb), Rt @ J[:3]
 
     def _jacobian_dot_qd(self, q, qd, frame):
         pm, data = self.pin_model, self.data
