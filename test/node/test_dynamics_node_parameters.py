@@ -46,8 +46,16 @@ def test_parameters_are_validated(harness):
                       Parameter("body_regions", value=[""]),
                       Parameter("contact_type", value="soft"),
                       Parameter("safety_planes", value=[0.6, 0.0, 0.0, 1.0, 0.0, 0.0]),
-                      Parameter("safety_planes", value=[0.6, 0.0, 0.0, 1.0, 0.0])):
+                      Parameter("safety_planes", value=[0.6, 0.0, 0.0, 1.0, 0.0]),
+                      Parameter("safety_stop_category", value=0),
+                      Parameter("tool_speed_limit", value=-0.1)):
         assert not node.set_parameters([parameter])[0].successful, parameter.name
+    refused = node.set_parameters([Parameter("safety_stop_category", value=3)])[0]
+    assert "safety_stop_category must be one of [1, 2]" in refused.reason, refused.reason
+    assert node.set_parameters([Parameter("safety_stop_category", value=1),
+                                Parameter("tool_speed_limit", value=0.2)])[0].successful
+    settings = node.controller.settings
+    assert settings.stop_category == 1 and settings.contact.caps[0] == 0.2
     refused = node.set_parameters([Parameter("safety_planes",            # base beyond it
                                              value=[0.6, 0.0, 0.0, 1.0, 0.0, 0.0])])[0]
     assert "leaves the arm's base (base_link's origin) on its forbidden side" in refused.reason
@@ -297,8 +305,8 @@ def test_a_monitored_points_speed_limit_is_reported(harness):
 
 
 def test_a_monitored_link_the_chain_lacks_is_refused(ros):
-    """monitored_links naming a link that is not a moving link of the chain: the node does
-    not start, naming it and the links it could monitor."""
+    """monitored_links naming a link that is not a moving link of the chain, or radii that
+    do not fit the links: the node does not start, naming the parameter and why."""
     from rclpy.parameter import Parameter
     from robo_dynamics.ros.dynamics_node.node import DynamicsNode
     from conftest import SHIPPED
@@ -307,3 +315,9 @@ def test_a_monitored_link_the_chain_lacks_is_refused(ros):
         DynamicsNode(parameter_overrides=[
             Parameter("robot_description_file", value=str(SHIPPED / "planar_2link.urdf")),
             Parameter("monitored_links", value=["base_link"])])
+    with pytest.raises(ValueError, match=r"monitored_radii needs 1 value or 1 per monitored "
+                                            r"link \(2\), got 3"):
+        DynamicsNode(parameter_overrides=[
+            Parameter("robot_description_file", value=str(SHIPPED / "planar_2link.urdf")),
+            Parameter("monitored_links", value=["link1", "link2"]),
+            Parameter("monitored_radii", value=[0.05, 0.05, 0.05])])
