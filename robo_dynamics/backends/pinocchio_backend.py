@@ -52,7 +52,6 @@ class PinocchioSolver(DynamicsSolver):
         self._same_q = pm.nq == n and np.array_equal(self._idx_q, np.arange(n))
         self._same_v = pm.nv == n and np.array_equal(self._idx_v, np.arange(n))
         self._last_joint = pm.getJointId(model.joint_names[-1])
-        self._point_frames = {}      # (body, x, y, z) → a frame added at that point
         self._tip_frame = pm.getFrameId(model.tip_link, pin.BODY)   # links are BODY frames;
         base_frame = pm.getFrameId(model.base_link, pin.BODY)       # a joint may share the name
         if self._tip_frame >= len(pm.frames) or base_frame >= len(pm.frames):
@@ -69,6 +68,7 @@ class PinocchioSolver(DynamicsSolver):
         self._weightless.gravity = pin.Motion.Zero()
         self._weightless_data = self._weightless.createData()
         self._zero_v = np.zeros(pm.nv)
+        self._points = pm, self.data, {}   # monitored points: (body, x, y, z) → frame id
 
     # -- conversions ---------------------------------------------------------------------
     def _q(self, q):
@@ -177,23 +177,24 @@ class PinocchioSolver(DynamicsSolver):
         return J
 
     def _point_jacobian(self, q, body, point):
-        """The Jacobian of a frame at the point (added to Pinocchio's model the first time a
-        point is asked for: Pinocchio's joint frame is our body frame), base axes."""
+        """The Jacobian of a frame at the point, base axes. The frames live in a copy of
+        Pinocchio's model (Pinocchio's joint frame is our body frame), extended the first
+        time a point is asked for and swapped in whole: the model and data the other
+        methods use never change."""
         key = (body, *(float(x) for x in point))
-        frame = self._point_frames.get(key)
-        if frame is None:
-            pm = self.pin_model
+        pm, data, frames = self._points
+        if key not in frames:
+            pm = pin.Model(pm)
             joint = pm.getJointId(self.model.joint_names[body])
-            frame = pm.addFrame(pin.Frame(f"point_{len(self._point_frames)}", joint, 0,
-                                          pin.SE3(np.eye(3), np.array(key[1:])),
-                                          pin.FrameType.OP_FRAME))
-            self.data = pm.createData()
-            self._point_frames[key] = frame
-        J = pin.computeFrameJacobian(self.pin_model, self.data, self._q(q), frame,
-                                     pin.LOCAL_WORLD_ALIGNED)
+            frames = {**frames, key: pm.addFrame(pin.Frame(
+                f"point_{len(frames)}", joint, 0, pin.SE3(np.eye(3), np.array(key[1:])),
+                pin.FrameType.OP_FRAME))}
+            data = pm.createData()
+            self._points = pm, data, frames
+        J = pin.computeFrameJacobian(pm, data, self._q(q), frames[key], pin.LOCAL_WORLD_ALIGNED)
         J = J if self._same_v else J[:, self._idx_v]
         Rt = self._R_wb.T
-        return Rt @ (self.data.oMf[frame].translation - self._p_wb), Rt @ J[:3]
+        return Rt @ (data.oMf[frames[key]].translation - self._p_wb), Rt @ J[:3]
 
     def _jacobian_dot_qd(self, q, qd, frame):
         pm, data = self.pin_model, self.data

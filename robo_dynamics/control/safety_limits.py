@@ -96,7 +96,7 @@ class LimitWatch:
             speed, _, m_R = along_motion(J_v, self._inverse(solver), qd)
             limit = float(contact.speed_limit(m_R, i))
             if speed > limit:
-                return (f"{name} moves at {speed:.3g} m/s, over the {limit:.3g} m/s allowed "
+                return (f"{name} moves at {speed:.4g} m/s, over the {limit:.4g} m/s allowed "
                         f"(reflected mass {m_R:.3g} kg)")
         return None
 

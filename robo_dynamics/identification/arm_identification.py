@@ -33,6 +33,8 @@ import numpy as np
 
 from ..algorithms.regressor import model_parameters, regressor_batch
 from ..control.trajectory import Motion
+from ..control.contact_safety import HEADROOM
+from ..control.speed_scaling import path_jacobians, path_speed_ratios
 
 FRICTION_TERMS = ("viscous", "coulomb", "offset")
 RANK_TOLERANCE = 1e-8        # |R_ii| below this × the largest: a dependent column
@@ -129,10 +131,11 @@ class Excitation(Motion):
 
 
 def excitation_fault(excitation, model, solver, margin, velocity_bound, acceleration_bound,
-                     effort_bound, samples=400):
+                     effort_bound, samples=400, contact=None):
     """None, or why `excitation` leaves the bounds over a period: positions within `margin`
     [rad] of the URDF limits, |q̇| ≤ velocity_bound (n,), |q̈| ≤ acceleration_bound (n,),
-    |τ| ≤ effort_bound (n,) by `solver`'s model (friction aside)."""
+    |τ| ≤ effort_bound (n,) by `solver`'s model (friction aside), the tool and the
+    monitored points within HEADROOM of the speed `contact` allows (None: no limit)."""
     t = np.linspace(0.0, excitation.period, samples, endpoint=False)
     q, qd, qdd = excitation.at(t)
     limited = model.limited
@@ -144,15 +147,19 @@ def excitation_fault(excitation, model, solver, margin, velocity_bound, accelera
             return f"{what} beyond its bound"
     if np.any(np.abs(solver.inverse_dynamics_batch(q, qd, qdd)) > effort_bound):
         return "torque beyond the effort bound"
+    if contact is not None and np.any(path_speed_ratios(
+            solver, q, qd, contact, path_jacobians(solver, q, contact)) > HEADROOM):
+        return "faster than a contact with a person allows (power_force_limiting)"
     return None
 
 
 def design_excitation(model, solver, base, q0, period, harmonics, margin, velocity_bound,
-                      acceleration_bound, effort_bound, candidates=60, seed=0):
+                      acceleration_bound, effort_bound, candidates=60, seed=0, contact=None):
     """(Excitation, condition number of its base regressor with friction): the best of
     `candidates` random Fourier series around q0 (module docstring) that stay in bounds,
     each joint's series scaled to 80 % of its velocity bound (then shrunk as a whole until
-    in bounds). ValueError when none does, or when a joint starts within the margin."""
+    in bounds, `contact`'s speed limit among them). ValueError when none does, or when a
+    joint starts within the margin."""
     rng = np.random.default_rng(seed)
     n, omega = model.dof, 2.0 * np.pi / period
     l = np.arange(1, harmonics + 1)
@@ -175,7 +182,7 @@ def design_excitation(model, solver, base, q0, period, harmonics, margin, veloci
         for shrink in (1.0, 0.7, 0.5, 0.35, 0.25):
             candidate = Excitation(q0, shrink * a, shrink * b, omega)
             if excitation_fault(candidate, model, solver, margin, velocity_bound,
-                                acceleration_bound, effort_bound) is None:
+                                acceleration_bound, effort_bound, contact=contact) is None:
                 break
         else:
             continue
@@ -195,11 +202,12 @@ def excitation_for(model, solver, base, q0, settings, period=10.0, harmonics=5,
                    velocity_share=0.5, max_acceleration=10.0):
     """design_excitation as ~/identify_arm plans it from rest at q0 under the controller's
     `settings` (ControllerSettings): 2 MARGIN from the limits, velocity_share of the
-    velocity bound, |q̈| ≤ max_acceleration [rad/s²], EFFORT_SHARE of the effort bound."""
+    velocity bound, |q̈| ≤ max_acceleration [rad/s²], EFFORT_SHARE of the effort bound,
+    the tool within the speed a contact allows (settings.contact)."""
     return design_excitation(
         model, solver, base, q0, period, harmonics, 2.0 * MARGIN,
         velocity_share * settings.velocity_bound, np.full(model.dof, max_acceleration),
-        EFFORT_SHARE * settings.effort_bound, candidates=CANDIDATES)
+        EFFORT_SHARE * settings.effort_bound, candidates=CANDIDATES, contact=settings.contact)
 
 
 # -- estimate -------------------------------------------------------------------------------------
