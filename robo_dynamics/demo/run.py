@@ -24,6 +24,7 @@ from . import compliance
 from .compliance import hold_tip
 from .goals import ending_at_rest, identify, send_goal
 from .linkage import linkage_table, linkage_verdict, plot_linkage, run_linkage
+from .person import person_verdict, run_person
 from .report import (plot, plot_compliance, plot_external, plot_payload, print_table,
                      summary)
 from .scenario import (ARMATURE, DRIVE_ARMATURE, HOLD_AT, JOINT_DAMPING, JOINT_FRICTION,
@@ -206,6 +207,8 @@ def main(argv=None):
                       "period; in lockstep it takes the time it needs")
             elif phase.linkage:        # the palletizer, two runs of its own; not in the table
                 _linkage_phase(outcome, phase, args, _progress)
+            elif phase.person:         # a hand in the way, two runs of its own; not in the table
+                _person_phase(outcome, phase, urdf, args, _progress)
             else:
                 _arm_phase(outcome, phase, robot, urdf, args, _progress)
     except KeyboardInterrupt:
@@ -295,6 +298,19 @@ def _linkage_phase(outcome, phase, args, progress):
     outcome.timed(linkage)
     print("\n" + "\n".join(linkage_table(linkage, linkage["names"])))
     ok, sentence = linkage_verdict(linkage)
+    outcome.judged(ok, "verdict", sentence)
+
+
+def _person_phase(outcome, phase, urdf, args, progress):
+    """A hand in the tool's way, the limit on and off (person.py): its verdict."""
+    observed = run_person(phase, urdf, args.rate, args.engine, not args.free_running,
+                          progress)
+    outcome.timed(observed)
+    print()
+    for run in ("limited", "off"):
+        holds = [e.message for e in observed[run]["events"] if e.kind == "safe_hold"]
+        print(f"  {run}: " + (holds[0] if holds else "no safe hold"))
+    ok, sentence = person_verdict(observed)
     outcome.judged(ok, "verdict", sentence)
 
 

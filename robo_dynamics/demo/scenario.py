@@ -1,5 +1,5 @@
 """The closed-loop demo's scenario, on the default arm: sim_arm → joint_states → dynamics_node →
-effort commands → sim_arm, twelve phases, each with fresh processes.
+effort commands → sim_arm, thirteen phases, each with fresh processes.
 
     python -m robo_dynamics.demo [--duration S] [--rate HZ] [--engine mujoco|internal]
                                  [--free-running] [--output PNG] [--phases 7,8]
@@ -61,6 +61,12 @@ observer, default thresholds): the phases without a push must show no contact.
    makes a pick-and-place (to LINKAGE["place"] and back, LINKAGE_MOVE_SECONDS each). The cut
    tree's drift and tracking error must be LINKAGE_RATIO × the modelled loop's or more, the
    modelled loop's within DRIFT_BOUND and TRACKING_BOUND; a plot shows both.
+13. next to a person (docs/node.md, "Next to a person"): a hand resting on a table in the
+   tool's way (sim_arm's hand_stand_in: ISO/TS 15066's hand, 75 N/mm, clamped), where a
+   fast move (every joint at up to PERSON_SPEED of its velocity bound) carries the tool
+   fastest; two runs with fresh processes, the node told the contact may clamp, with
+   power_force_limiting (the default) and without. Limited, the hand must be pressed within
+   its quasi-static force (140 N); off, beyond it.
 Each phase ends with a verdict against what it must show (drift, tracking within
 TRACKING_BOUND without a fault, no contact, or the safe hold; the push detected within
 3/K_O + one period); the exit status is 1 if one does not.
@@ -125,12 +131,14 @@ class Phase:
     trajectory goes to ~/follow_joint_trajectory (MoveIt's way), not ~/desired_trajectory;
     cartesian: the tip is held by Cartesian impedance and pushed (phase 10.); whole_arm: the
     plant's inertials are not the URDF's, and the node identifies them (phase 11.);
-    linkage: the shipped palletizer instead, its loop modelled and cut (phase 12.)."""
+    linkage: the shipped palletizer instead, its loop modelled and cut (phase 12.);
+    person: a hand in the tool's way, the limit on and off (phase 13.)."""
 
     def __init__(self, name, track, payload_kg=0.0, declared=False, friction=False,
                  expect="track", bound=None, push=False, guess_kg=None, action=False,
-                 cartesian=False, whole_arm=False, linkage=False):
+                 cartesian=False, whole_arm=False, linkage=False, person=False):
         self.name, self.track, self.payload_kg = name, track, payload_kg
+        self.person = person          # a hand in the tool's way (demo/person.py)
         self.whole_arm = whole_arm    # a perturbed plant, identified by ~/identify_arm
         self.linkage = linkage        # the shipped palletizer (demo/linkage.py)
         self.cartesian = cartesian    # held at the tip's pose, pushed at the tip
@@ -158,7 +166,9 @@ PHASES = [Phase("gravity compensation", False),
           Phase("Cartesian impedance, pushed at the tip", False, cartesian=True),
           Phase("whole arm identified on a perturbed arm", False, whole_arm=True),
           Phase("closed linkage: a palletizer, its loop modelled and cut", True,
-                linkage=True)]
+                linkage=True),
+          Phase("next to a person: a hand on a table in the tool's way", False,
+                friction=True, person=True)]
 STOP_SECONDS = 1.0         # s: the action phase's trajectory comes to rest over this
 # the Cartesian phase (10.): the stiffness [N/m, N·m/rad] (the node's default), a push
 TIP_STIFFNESS = [500.0, 500.0, 500.0, 2.0, 2.0, 2.0]
@@ -188,3 +198,7 @@ LINKAGE_HOLD_SECONDS = 0.3     # s of gravity compensation (the cut tree falls 0
 LINKAGE_MOVE_SECONDS = 0.8     # s: each move of the pick-and-place (a quintic)
 LINKAGE_RATIO = 10.0           # the cut tree's drift and tracking error / the modelled loop's,
 #                                at least
+# the next-to-a-person phase (13.): a fast move through a hand resting on a table
+PERSON_SPEED = 0.8             # of each joint's velocity bound, at the move's peak
+PERSON_MOVE_SECONDS = 1.0      # s: the move as planned (the limit slows it)
+PERSON_WINDOW = 6.0            # s at most after it is sent (0.5 s after the touch)

@@ -25,11 +25,13 @@ def node_environment():
     return {**os.environ, "PYTHONWARNINGS": f"{given},{dropped}" if given else dropped}
 
 
-def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_expected=False):
+def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_expected=False,
+                    sim_extra=(), node_extra=()):
     """(sim_arm, dynamics_node) for `phase`, the node's model from `urdf`, sim_arm's from
-    plant_urdf (None: the same). Both log warnings and errors, but for hold_expected (the
-    safe hold is the run's story: the supervisor prints its event and the verdict judges
-    it) dynamics_node logs fatal errors only."""
+    plant_urdf (None: the same), with more arguments each (sim_extra, node_extra). Both log
+    warnings and errors, but for hold_expected (the safe hold is the run's story: the
+    supervisor prints its event and the verdict judges it) dynamics_node logs fatal errors
+    only."""
     common = ["--log-level", "warn"]
     sim = [*node_command("sim_arm", *common),
            "-p", f"robot_description_file:={plant_urdf or urdf}",
@@ -63,7 +65,8 @@ def start_processes(urdf, phase, rate, engine, lockstep, plant_urdf=None, hold_e
     if phase.friction:
         node += ["-p", "friction_compensation:=true", "-p", f"viscous_friction:={JOINT_DAMPING}",
                  "-p", f"coulomb_friction:={JOINT_FRICTION}"]
-    return [subprocess.Popen(cmd, env=node_environment()) for cmd in (sim, node)]
+    return [subprocess.Popen(cmd, env=node_environment())
+            for cmd in (sim + list(sim_extra), node + list(node_extra))]
 
 
 def trajectory_from(names, q_measured, now, duration):

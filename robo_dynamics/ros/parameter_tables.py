@@ -270,6 +270,12 @@ SIM_ARM = {
     "obstacle_box": Spec(None, DOUBLES, "A box the arm's links can touch; engine mujoco: "
                          "centre x, y, z in base_link's frame and edge lengths [m]. Unset: "
                          "none.", READ_ONLY),
+    "hand_stand_in": Spec(None, DOUBLES, "A hand in the tool's way (ISO/TS 15066's: 75 N/mm "
+                          "before 0.6 kg): its face x, y, z [m] and the direction the tool "
+                          "comes from, base frame; its force on ~/hand_force. Unset: none.",
+                          READ_ONLY),
+    "hand_stand_in_clamped": Spec(False, BOOL, "The hand against a wall (it cannot move "
+                                  "away).", READ_ONLY),
     "integrator": Spec("rk4", STRING, f"One of {sorted(INTEGRATORS)}.", READ_ONLY),
     "time_step": Spec(0.001, DOUBLE, "Integration step [s].", READ_ONLY),
     "publish_rate": Spec(1000.0, DOUBLE, "joint_states rate [Hz]; the simulation advances in "
@@ -348,6 +354,7 @@ RANGES = {
     "max_payload_mass": lambda v: 0.0 <= v < math.inf,
     "payload_mass": lambda v: 0.0 <= v < math.inf,
     "time_step": lambda v: 0.0 < v <= 0.1,
+    "hand_stand_in": lambda v: v is None or len(v) in (0, 6),
     "passive_joint_tolerance": lambda v: 0.0 < v < math.inf,
     "publish_rate": lambda v: 0.0 < v <= 10_000.0,
     "command_timeout": lambda v: 0.0 < v < math.inf,

@@ -155,6 +155,15 @@ class MujocoPlant:
                           body, generalized)
         return generalized[self.dof]
 
+    def tip_frame(self, q):
+        """(R, p): the tip link's rotation and origin [m] in base_link's frame, MuJoCo's."""
+        self._set(q, np.zeros(len(q)))
+        mujoco.mj_kinematics(self.mj, self.data)
+        base, tip = self.mj.body(self.model.base_link).id, self.mj.body(self.model.tip_link).id
+        R_b = self.data.xmat[base].reshape(3, 3)
+        return (R_b.T @ self.data.xmat[tip].reshape(3, 3),
+                R_b.T @ (self.data.xpos[tip] - self.data.xpos[base]))
+
     def holding_torque(self, q):
         """The joint torques that hold the arm still at q: MuJoCo's bias forces at rest."""
         self._set(q, np.zeros(len(q)))

@@ -47,6 +47,10 @@ class IntegratedPlant:
         """The joint torques that hold the arm still at q: g(q)."""
         return self.dynamics.solver.gravity(q)
 
+    def tip_frame(self, q):
+        """(R, p): the tip's rotation and origin [m] in the base frame."""
+        return self.dynamics.solver.tip_pose(q)
+
     def external_joint_torque(self, q, link, force, torque):
         """Jᵀ W (n,): the joint torques of the wrench W = (force [N], torque [N·m]) applied
         to `link` (a body of the chain, or its tip link) at its origin, in its axes."""
@@ -84,7 +88,8 @@ class SimulatedArm:
         self.brakes = bool(brakes)
         self.braked = self.brakes      # the brakes hold the arm now
         self.wrench = None             # (link, force, torque) applied from outside, or None
-        self.external = np.zeros(n)    # its joint torques over the last step
+        self.external = np.zeros(n)    # its joint torques over the last step (a hand's too)
+        self.hand = None               # a hand_stand_in.HandStandIn the tool may meet
 
     def set_external_wrench(self, link, force, torque):
         """Apply force [N] and torque [N·m] to `link` at its origin, in its axes, from now
@@ -130,6 +135,12 @@ class SimulatedArm:
             self.v = np.zeros_like(self.v)
         self.external = (np.zeros_like(tau) if self.wrench is None
                          else self.plant.external_joint_torque(self.q, *self.wrench))
+        if self.hand is not None:      # the hand's spring on the tool, held over the step
+            R, p = self.plant.tip_frame(self.q)
+            tip = self.plant.model.tip_link
+            self.external = self.external + self.plant.external_joint_torque(
+                self.q, tip, R.T @ self.hand.press(p), np.zeros(3))
+            self.hand.step(self.h)
         if not self.braked:
             self.q, self.v = self.plant.advance(self.q, self.v, tau + self.external)
         self.t += self.h

@@ -1,4 +1,4 @@
-"""The README's main command (docs/demo.md), shortened: twelve phases run on the MuJoCo plant,
+"""The README's main command (docs/demo.md), shortened: thirteen phases run on the MuJoCo plant,
 each meets its verdict (the exit status), the table and the plots appear, no process it started is
 left behind, and pinned to one core it prints the same figures."""
 
@@ -105,7 +105,7 @@ def test_the_demo_prints_the_same_figures_pinned_to_one_core(demo, tmp_path):
     returncode, stdout, stderr, _, _ = run_demo(tmp_path, one_core=True, phases="7,8")
     assert returncode == demo[0] == 0, stderr[-2000:]
     reference, pinned = figures(demo[1]), figures(stdout)
-    assert len(reference) == 12 and len(pinned) == 2
+    assert len(reference) == 13 and len(pinned) == 2
     for name, (lines, rows) in pinned.items():
         assert len(rows) == 6 and len(lines) >= 2
         assert (lines, rows) == reference[name], name
@@ -127,10 +127,11 @@ def test_demo_runs_the_closed_loop(demo):
                   "computed torque via FollowJointTrajectory",
                   "Cartesian impedance, pushed at the tip",
                   "whole arm identified on a perturbed arm",
-                  "closed linkage: a palletizer, its loop modelled and cut"):
+                  "closed linkage: a palletizer, its loop modelled and cut",
+                  "next to a person: a hand on a table in the tool's way"):
         assert f"phase: {phase}" in out
     assert "plant: sim_arm engine mujoco (MuJoCo: shares no code with the node)" in out
-    assert len(verdicts) == 12 and all(v.endswith("as expected") for v in verdicts)
+    assert len(verdicts) == 13 and all(v.endswith("as expected") for v in verdicts)
     assert "NOT as expected" not in out
     # external torques from noisy efforts: no contact in the six phases without an
     # external load, and the push seen as a collision within 3/K_O + one period
@@ -207,11 +208,11 @@ def shape(output):
 
 def test_the_whole_run_in_the_docs_says_what_the_demo_prints(demo):
     """docs/demo.md's whole run (written by `make demo-output`) and this shortened run: the
-    same twelve phases, each verdict and external-torque line the same sentence (numbers
+    same thirteen phases, each verdict and external-torque line the same sentence (numbers
     aside). A changed verdict, a new phase or a default the text contradicts fails here
     until `make demo-output` is run again."""
     from doc_blocks import blocks
     (documented,) = [b for b in blocks([REPO / "docs" / "demo.md"])
                      if b.figures == "demo-output"]
     assert shape(documented.text) == shape(demo[1])
-    assert len([line for line in shape(demo[1]) if line.startswith("phase: ")]) == 12
+    assert len([line for line in shape(demo[1]) if line.startswith("phase: ")]) == 13

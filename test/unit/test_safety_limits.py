@@ -231,3 +231,40 @@ def test_the_stop_category_decides_whether_power_stays_after_a_breach(name):
                                 loop.t).kind == "tracking"
         loop.run(0.05)
         assert loop.cycles[-1][2].command is not None
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+@pytest.mark.parametrize("clamped", [False, True])
+def test_the_simulated_hand_peaks_at_the_impact_closed_form(name, clamped):
+    """sim_arm's hand stand-in (simulation/hand_stand_in.py) struck by the tool coasting at
+    0.5 m/s along its axis (the arm's motors holding gravity only, MuJoCo at 0.05 ms): the
+    spring's peak is v √(μ k), μ = (1/m_H + 1/m_R)⁻¹ free and m_R clamped, with MuJoCo's
+    reflected mass along the axis, within 2 % (the impact is short: the arm's gravity and
+    Coriolis terms move little in it)."""
+    from contact_sweep import mass_along
+    from robo_dynamics.control.contact_safety import REGIONS
+    from robo_dynamics.simulation.hand_stand_in import HandStandIn
+    from robo_dynamics.simulation.simulated_arm import SimulatedArm
+    robot = load(name)
+    q0 = working_poses(robot, count=1, seed=69)[0]
+    plant, solver = MujocoPlant(robot, "rk4", 5e-5), rd.make_solver(robot, "pinocchio")
+    J_v = solver.jacobian(q0)[:3]
+    axis = np.linalg.eigh(J_v @ solver.mass_matrix_inverse(q0) @ J_v.T)[1][:, -1]
+    v0 = np.linalg.pinv(J_v) @ (0.5 * axis)               # the tool at 0.5 m/s along it
+    arm = SimulatedArm(plant, q0, v0, command_timeout=1.0)
+    arm.set_command(plant.holding_torque(q0))
+    p0 = plant.tip_frame(q0)[1]
+    arm.hand = HandStandIn(p0 + 1e-3 * axis, axis, clamped=clamped)
+    probe, touch = MujocoPlant(robot), None
+    for _ in range(4000):
+        if touch is None and arm.hand.force > 0.0:
+            touch = (float(jacobian_and_mass(probe, arm.q)[0] @ arm.v @ axis),
+                     mass_along(probe, arm.q, axis))
+        if touch is not None and arm.hand.force == 0.0:
+            break
+        arm.step()
+    speed, m_R = touch
+    hand = REGIONS["hand"]
+    mu = m_R if clamped else 1.0 / (1.0 / hand.mass + 1.0 / m_R)
+    expected = speed * np.sqrt(mu * hand.spring)
+    assert abs(arm.hand.peak - expected) <= 0.02 * expected, (arm.hand.peak, expected)

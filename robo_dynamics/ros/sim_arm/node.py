@@ -19,7 +19,9 @@ most command_timeout, then brakes (or, with brakes false, applies zero). A paylo
 controller does not know about can be added to make model errors visible.
 A push: ~/external_wrench (geometry_msgs/WrenchStamped, frame_id = the link; force and
 torque at the link's origin in its axes) acts on the arm until replaced (a zero wrench ends
-it); it is not in the measured efforts, as on a real arm. Its joint torques (the truth an
+it); it is not in the measured efforts, as on a real arm. A hand in the tool's way
+(hand_stand_in; simulation/hand_stand_in.py) pushes back on the tool likewise, its force
+on ~/hand_force (WrenchStamped, base frame) with each state. Its joint torques (the truth an
 external-torque estimate is judged against) are published on ~/external_joint_torques
 (JointState) with each state while a wrench acts, once more (zeros) when it ends, and at
 once when a wrench arrives (stamped with the state it acts from: a receipt).
@@ -50,6 +52,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ... import make_solver
+from ...simulation.hand_stand_in import HandStandIn
 from ...simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from .. import parameters
 from ..chain import command_index, load_chain, start_up_payload
@@ -87,6 +90,11 @@ class SimArmNode(Node):
         model, q0 = self._model_and_start(p)
         self.arm = SimulatedArm(self._plant(model, q0, p), q0,
                                 command_timeout=p["command_timeout"], brakes=p["brakes"])
+        if p["hand_stand_in"]:
+            if getattr(model, "mechanism", None) is not None:
+                raise ValueError("hand_stand_in: not on a closed linkage")
+            self.arm.hand = HandStandIn(p["hand_stand_in"][:3], p["hand_stand_in"][3:],
+                                        clamped=p["hand_stand_in_clamped"])
         self.command_index = command_index(model, p["command_joints"])
         self.model = model
         self.names = list(model.joint_names)
@@ -150,6 +158,8 @@ class SimArmNode(Node):
         self.pub_external = self.create_publisher(JointState, "~/external_joint_torques", 10)
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
         self.create_subscription(WrenchStamped, "~/external_wrench", self._on_wrench, 10)
+        if self.arm.hand is not None:
+            self.pub_hand = self.create_publisher(WrenchStamped, "~/hand_force", 10)
         if self.lockstep:
             self.epoch = 0
             self.pub_clock = self.create_publisher(Clock, "/clock", 10)
@@ -358,12 +368,19 @@ class SimArmNode(Node):
         return msg
 
     def _publish_external(self, stamp):
-        """The push's joint torques over the last step, while a wrench acts and once after."""
+        """The push's joint torques over the last step, while a wrench acts and once after;
+        a hand's force on the tool (base frame), with every state."""
         if self.pushing or self.arm.wrench is not None:
             truth = JointState(name=self.names, effort=self.arm.external.tolist())
             truth.header.stamp = stamp
             self.pub_external.publish(truth)
         self.pushing = self.arm.wrench is not None
+        if self.arm.hand is not None:
+            hand = WrenchStamped()
+            hand.header.stamp, hand.header.frame_id = stamp, self.model.base_link
+            f = hand.wrench.force
+            f.x, f.y, f.z = (-self.arm.hand.force * self.arm.hand.axis).tolist()
+            self.pub_hand.publish(hand)
 
 
 def main(args=None):
