@@ -268,3 +268,43 @@ def test_the_simulated_hand_peaks_at_the_impact_closed_form(name, clamped):
     mu = m_R if clamped else 1.0 / (1.0 / hand.mass + 1.0 / m_R)
     expected = speed * np.sqrt(mu * hand.spring)
     assert abs(arm.hand.peak - expected) <= 0.02 * expected, (arm.hand.peak, expected)
+
+
+@pytest.mark.parametrize("name", sorted(ARMS))
+def test_a_move_that_would_put_a_sphere_beyond_a_plane_is_refused(name):
+    """A move (a trajectory of 1 s) that ends with the elbow's point 2 cm inside a plane
+    (MuJoCo's positions along the path) and keeps the tool inside: with a 4 cm sphere
+    there it is refused, naming the point and the plane; with a point (no radius) it is
+    admitted."""
+    robot = load(name)
+    link, offset = ELBOWS[name]
+    probe = MujocoPlant(robot)
+    rng = np.random.default_rng(70)
+    q0 = working_poses(robot, count=1, seed=70)[0]
+    for _ in range(50):                  # a set-point whose elbow moves 3 cm or more
+        goal = np.clip(q0 + rng.uniform(-0.3, 0.3, robot.dof), robot.lower, robot.upper)
+        e0, e1 = (point_position(probe, q, link, offset) for q in (q0, goal))
+        u = (e1 - e0) / np.linalg.norm(e1 - e0)
+        c = e1 + 0.02 * u                                 # the plane, 2 cm past the goal's
+        path = [q0 + x * (goal - q0) for x in np.linspace(0.0, 1.0, 21)]   # the quintic's
+        tools = [point_position(probe, q, robot.tip_link, np.zeros(3)) for q in path]
+        elbows = [point_position(probe, q, link, offset) for q in path]
+        if (np.linalg.norm(e1 - e0) > 0.03 and c @ u > 0.0
+                and all((t - c) @ -u > 0.05 for t in tools)
+                and all((e - c) @ -u > 0.019 for e in elbows)):
+            break
+    else:
+        pytest.fail("no set-point found")
+    kinds = {}
+    for radius in (0.04, 0.0):
+        loop = Loop(robot, q0, safety_planes=plane(c, -u), monitored_links=[link],
+                    monitored_offsets=offset, monitored_radii=[radius])
+        loop.run(0.02)
+        move = Trajectory(loop.t, [0.0, 1.0], [loop.arm.q.copy(), goal],
+                          np.zeros((2, robot.dof)))
+        event = loop.ctrl.desire(move, loop.t)
+        kinds[radius] = event.kind
+        if radius > 0.0:
+            assert (f"the monitored point on '{link}' would be" in event.message
+                    and "beyond safety plane 0" in event.message), event.message
+    assert kinds == {0.04: "refused", 0.0: "tracking"}, kinds
