@@ -136,12 +136,17 @@ class DynamicsSolver(abc.ABC):
         q = self._vector("q", q)
         return self._tip_pose(q)
 
-    def point_jacobian(self, q, body, point):
+    def point_jacobian(self, q, link, point):
         """(p (3,) [m], J_v (3, n)): the position and linear Jacobian, base axes, of a point
-        fixed to chain body `body` (its index) at `point` (3,) [m] in the body's frame
-        (v_p = J_v q̇). A serial chain without mimic coupling."""
+        fixed to `link` at `point` (3,) [m] in the link's frame (v_p = J_v q̇). Not on a
+        chain with mimic coupling."""
         q = self._vector("q", q)
-        return self._point_jacobian(q, int(body), np.asarray(point, dtype=float))
+        return self._point_jacobian(q, link, np.asarray(point, dtype=float))
+
+    def point_jacobian_batch(self, q, link, point):
+        """point_jacobian at states q (N, n): (p (N, 3), J_v (N, 3, n))."""
+        q, = self._batch(q=q)
+        return self._point_jacobian_batch(q, link, np.asarray(point, dtype=float))
 
     def operational_space_inertia(self, q, frame=LOCAL_WORLD_ALIGNED, kappa_max=KAPPA_MAX):
         """Λ = (J M⁻¹ Jᵀ)⁻¹ (6, 6) at the tip, bounded near singularities."""
@@ -338,9 +343,14 @@ class DynamicsSolver(abc.ABC):
     def _mass_matrix_batch(self, q):
         return np.array([self._mass_matrix(x) for x in q]).reshape(len(q), *(q.shape[1],) * 2)
 
-    def _point_jacobian(self, q, body, point):
-        p, J = point_jacobian_batch(self.model, q[None], body, point)
+    def _point_jacobian(self, q, link, point):
+        p, J = self._point_jacobian_batch(q[None], link, point)
         return p[0], J[0]
+
+    def _point_jacobian_batch(self, q, link, point):
+        """The library's kinematics of a serial chain (a link that can carry a payload)."""
+        body, R, p = self.model.payload_frame(link)
+        return point_jacobian_batch(self.model, q, body, R @ np.asarray(point, float) + p)
 
     def _jacobian_batch(self, q, frame):
         return np.array([self._jacobian(x, frame) for x in q]).reshape(len(q), 6, q.shape[1])

@@ -98,6 +98,16 @@ class ClosedChainSolver(DynamicsSolver):
             J = np.vstack((R.T @ J[:3], R.T @ J[3:]))
         return J
 
+    def _point_jacobian(self, q, link, point):
+        """A point of any link of the mechanism: its position and J B, the loops closed."""
+        q_tree, B = self.motors.closed(q)
+        _, p, J = self.chain.compiled.frame(link, point)(q_tree)
+        return p, J[:3] @ B
+
+    def _point_jacobian_batch(self, q, link, point):
+        points = [self._point_jacobian(x, link, point) for x in q]
+        return np.array([p for p, _ in points]), np.array([J for _, J in points])
+
     def _jacobian_dot_qd(self, q, qd, frame):
         """J̇ θ̇ [linear; angular]: the tool origin's acceleration at θ̈ = 0, base axes."""
         q_tree, qd_tree, _, c = self.motors.state(q, qd)

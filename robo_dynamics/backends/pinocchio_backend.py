@@ -68,7 +68,7 @@ class PinocchioSolver(DynamicsSolver):
         self._weightless.gravity = pin.Motion.Zero()
         self._weightless_data = self._weightless.createData()
         self._zero_v = np.zeros(pm.nv)
-        self._points = pm, self.data, {}   # monitored points: (body, x, y, z) → frame id
+        self._points = pm, self.data, {}   # monitored points: (link, x, y, z) → frame id
 
     # -- conversions ---------------------------------------------------------------------
     def _q(self, q):
@@ -176,18 +176,22 @@ class PinocchioSolver(DynamicsSolver):
             J[:3] -= cross(J[3:].T, p).T
         return J
 
-    def _point_jacobian(self, q, body, point):
+    def _point_jacobian(self, q, link, point):
         """The Jacobian of a frame at the point, base axes. The frames live in a copy of
-        Pinocchio's model (Pinocchio's joint frame is our body frame), extended the first
-        time a point is asked for and swapped in whole: the model and data the other
-        methods use never change."""
-        key = (body, *(float(x) for x in point))
+        Pinocchio's model (links are its BODY frames), extended the first time a point is
+        asked for and swapped in whole: the model and data the other methods use never
+        change."""
+        key = (link, *(float(x) for x in point))
         pm, data, frames = self._points
         if key not in frames:
             pm = pin.Model(pm)
-            joint = pm.getJointId(self.model.joint_names[body])
+            parent = pm.getFrameId(link, pin.BODY)
+            if parent >= len(pm.frames):
+                raise URDFError(f"link '{link}' is not in Pinocchio's model")
+            frame = pm.frames[parent]
             frames = {**frames, key: pm.addFrame(pin.Frame(
-                f"point_{len(frames)}", joint, 0, pin.SE3(np.eye(3), np.array(key[1:])),
+                f"point_{len(frames)}", frame.parentJoint, parent,
+                frame.placement * pin.SE3(np.eye(3), np.array(key[1:])),
                 pin.FrameType.OP_FRAME))}
             data = pm.createData()
             self._points = pm, data, frames

@@ -67,7 +67,7 @@ def clamped_speed_limit(m_R, region):
 @dataclasses.dataclass(frozen=True)
 class ContactLimit:
     """The speed limits of the watched points, the tool first (index 0), then the
-    monitored points: (link, body index, point (3,) [m] in the body's frame) each
+    monitored points: (link, point (3,) [m] in the link's frame) each
     (monitored_points). regions: the body regions a person may put in the arm's way (names
     of REGIONS; (): no power-and-force limiting, the caps alone), clamped: whether a contact
     may clamp them (against a fixture). caps: per watched point, a speed it never passes
@@ -119,27 +119,27 @@ class ContactLimit:
 
 
 def monitored_points(model, links, offsets):
-    """ContactLimit.points for `links` (chain body links or the tip link) at `offsets`
-    (3 per link [m], in each link's frame; None: their origins); ValueError naming what
-    cannot be monitored."""
+    """ContactLimit.points for `links` (moving links of the chain, or of a closed linkage's
+    mechanism) at `offsets` (3 per link [m], in each link's frame; None: their origins);
+    ValueError naming what cannot be monitored."""
     if not links:
         return ()
     offsets = np.zeros((len(links), 3)) if offsets is None else np.asarray(offsets, float)
     if offsets.size != 3 * len(links):
         raise ValueError(f"monitored_offsets needs 3 values per monitored link "
                          f"({3 * len(links)}), got {offsets.size}")
-    if getattr(model, "mechanism", None) is not None or getattr(model, "is_coupled", True):
-        raise ValueError("monitored_links: only on a serial chain without mimic joints "
-                         "(a linkage's or a coupled chain's points are not monitored yet)")
-    moving = list(model.body_links) + [model.tip_link]
-    points = []
-    for link, offset in zip(links, offsets.reshape(-1, 3)):
+    mechanism = getattr(model, "mechanism", None)
+    if mechanism is None and getattr(model, "is_coupled", True):
+        raise ValueError("monitored_links: not on a chain with mimic joints (its points "
+                         "are not monitored yet)")
+    moving = ([link for link in mechanism.tree.link_frames if link != model.base_link]
+              if mechanism is not None else list(model.body_links) + [model.tip_link])
+    for link in links:
         if link not in moving:
             raise ValueError(f"monitored_links: link '{link}' is not a moving link of the "
                              f"chain; choose one of {moving}")
-        body, R, p = model.payload_frame(link)
-        points.append((link, body, tuple(R @ offset + p)))
-    return tuple(points)
+    return tuple((link, tuple(float(x) for x in offset))
+                 for link, offset in zip(links, offsets.reshape(-1, 3)))
 
 
 def most_restrictive(m_R, regions=REGIONS, clamped=False):

@@ -34,7 +34,7 @@ TOLERANCE = 1e-3      # [m] a sphere an admitted motion started beyond a plane m
 def point_names(contact):
     """How events name the watched points: the tool, then each monitored point."""
     return ["the tool"] + [f"the monitored point on '{link}'"
-                           for link, _, _ in (contact.points if contact is not None else ())]
+                           for link, _ in (contact.points if contact is not None else ())]
 
 
 def point_states(solver, q, contact):
@@ -42,8 +42,8 @@ def point_states(solver, q, contact):
     base axes (contact may be None: the tool alone)."""
     u = solver.unchecked
     states = [(u.tip_pose(q)[1], u.jacobian(q)[:3])]
-    for _, body, point in (contact.points if contact is not None else ()):
-        states.append(u.point_jacobian(q, body, point))
+    for link, point in (contact.points if contact is not None else ()):
+        states.append(u.point_jacobian(q, link, point))
     return states
 
 

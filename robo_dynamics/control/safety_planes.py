@@ -21,7 +21,6 @@ import dataclasses
 
 import numpy as np
 
-from ..algorithms.jacobian import point_jacobian_batch
 from .safety_limits import point_names
 
 PATH_STEP, PATH_SAMPLES = 0.01, 1000    # [s], samples: a trajectory's path as checked
@@ -84,8 +83,8 @@ def watched_points(solver, q, contact):
     """(names, positions (k, N, 3) [m], radii (k,) [m]) of the tool and the monitored
     points (contact.points; contact may be None) at joint positions q (N, n)."""
     positions = [np.array([solver.unchecked.tip_pose(x)[1] for x in q])]
-    for _, body, point in (contact.points if contact is not None else ()):
-        positions.append(point_jacobian_batch(solver.model, q, body, point)[0])
+    for link, point in (contact.points if contact is not None else ()):
+        positions.append(solver.point_jacobian_batch(q, link, point)[0])
     radii = contact.radii if contact is not None else (0.0,)
     return point_names(contact), np.stack(positions), np.asarray(radii, dtype=float)
 

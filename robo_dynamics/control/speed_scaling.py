@@ -22,8 +22,6 @@ admitted, on the desired poses.
 
 import numpy as np
 
-from ..algorithms.jacobian import point_jacobian_batch
-from ..algorithms.kinematics import forward_kinematics
 from .contact_safety import HEADROOM, speed_ratio
 from .safety_planes import watched_points
 
@@ -35,12 +33,9 @@ SMALLEST = 1e-3       # s never below this (a point that cannot move toward a pe
 def path_jacobians(solver, q, contact):
     """Linear Jacobians (N, 3, n), base axes, at path samples q (N, n): the tool's, then
     each monitored point's (contact.points; contact may be None)."""
-    jacobians = [solver.jacobian_batch(q)[:, :3]]
-    if contact is not None and contact.points:
-        kin = forward_kinematics(solver.model, q)
-        jacobians += [point_jacobian_batch(solver.model, q, body, point, kin)[1]
-                      for _, body, point in contact.points]
-    return jacobians
+    return [solver.jacobian_batch(q)[:, :3]] + [
+        solver.point_jacobian_batch(q, link, point)[1]
+        for link, point in (contact.points if contact is not None else ())]
 
 
 def path_speed_ratios(solver, q, qd, contact, jacobians):

@@ -17,7 +17,6 @@ import robo_dynamics as rd
 from arm_matrix import Loop, node_defaults, working_poses
 from contact_sweep import TESTED, iso_limit, load_or_skip as load, mass_along, point_figures, swing
 from robo_dynamics.control.cartesian import CARTESIAN_IMPEDANCE, CartesianTarget
-from robo_dynamics.algorithms.jacobian import point_jacobian_batch
 from robo_dynamics.control.contact_safety import REGIONS, monitored_points
 from robo_dynamics.control.controller import Controller
 from robo_dynamics.control.follow_trajectory import Stopping
@@ -307,7 +306,7 @@ def test_a_monitored_elbow_is_slowed_like_the_tool(name):
     probe = MujocoPlant(robot)
     worst = {}
     for q0 in working_poses(robot, count=2, seed=63):
-        (_, body, point), = monitored_points(robot, [link], offset)
+        (_, point), = monitored_points(robot, [link], offset)
         joints = [pin_model.joints[pin_model.getJointId(j)] for j in robot.joint_names]
         q_full = pin.neutral(pin_model)                    # a Panda's fingers at 0
         q_full[[j.idx_q for j in joints]] = q0
@@ -315,7 +314,7 @@ def test_a_monitored_elbow_is_slowed_like_the_tool(name):
         pin.updateFramePlacements(pin_model, data)
         expected = pin.getFrameJacobian(pin_model, data, pin_model.getFrameId("elbow_point"),
                                         pin.LOCAL_WORLD_ALIGNED)[:3, [j.idx_v for j in joints]]
-        p, J_v = point_jacobian_batch(robot, q0[None], body, point)
+        p, J_v = rd.make_solver(robot, "rnea").point_jacobian_batch(q0[None], link, point)
         assert np.abs(J_v[0] - expected).max() < 1e-12
         assert np.abs(p[0] - data.oMf[pin_model.getFrameId("elbow_point")].translation).max() < 1e-12
         goal, motion = swing(robot, q0, 1.0, speed=0.8)

@@ -73,7 +73,7 @@ def _contact_safety(node):
               else f"{motion.speed_scaling(node.live.now()):.3g}"}
     try:
         M_inv = node.solver.mass_matrix_inverse(q)
-        links = ["tool"] + [link for link, _, _ in (contact.points if contact else ())]
+        links = ["tool"] + [link for link, _ in (contact.points if contact else ())]
         for i, (name, (_, J_v)) in enumerate(zip(links, point_states(node.solver, q,
                                                                      contact))):
             limit = contact_safety.point_limit(J_v, M_inv, qd, contact, i)
