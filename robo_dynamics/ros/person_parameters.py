@@ -20,9 +20,10 @@ NEXT_TO_A_PERSON = {
                          "clamped (against a fixture: a lower speed).", RUNTIME),
     "tool_speed_limit": Spec(0.0, DOUBLE, "A speed [m/s] the tool never passes, besides "
                              "power_force_limiting's (0: none).", RUNTIME),
-    "monitored_links": Spec(None, STRINGS, "Chain links (e.g. the elbow's) whose points are "
-                            "kept to the contact's speed too, besides the tool (trajectories "
-                            "and Cartesian ways; reported on /diagnostics).", READ_ONLY),
+    "monitored_links": Spec(None, STRINGS, "Links (e.g. the elbow's; a linkage's passive "
+                            "ones too) whose points are kept to the contact's speed and the "
+                            "planes too, besides the tool; reported on /diagnostics.",
+                            READ_ONLY),
     "monitored_offsets": Spec(None, DOUBLES, "The monitored points [m]: x, y, z in each "
                               "link's frame, 3 per link. Unset: their origins.", READ_ONLY),
     "monitored_radii": Spec(None, DOUBLES, "A sphere's radius [m] around each monitored "
