@@ -13,20 +13,19 @@ force in a transient contact, the force itself when clamped.
 
 import numpy as np
 
-from ..control.contact_safety import REGIONS
-
 
 class HandStandIn:
-    """The hand of the module docstring: `point` (3,) [m], `axis` (3,) (made unit),
-    `region` (contact_safety.Region: F_qs [N], k [N/m], m_H [kg]), clamped or free."""
+    """The hand of the module docstring: `point` (3,) [m], `axis` (3,) (made unit), the
+    region's effective spring constant `spring` [N/m] and mass `mass` [kg] (the callers
+    take them from control/contact_safety.REGIONS), clamped or free."""
 
-    def __init__(self, point, axis, region=REGIONS["hand"], clamped=False):
+    def __init__(self, point, axis, spring, mass, clamped=False):
         axis = np.asarray(axis, dtype=float)
         size = np.linalg.norm(axis)
         if not (np.all(np.isfinite(point)) and np.isfinite(size) and size > 1e-9):
             raise ValueError("a hand stand-in needs a finite point and a non-zero axis")
         self.point, self.axis = np.asarray(point, dtype=float), axis / size
-        self.region, self.clamped = region, bool(clamped)
+        self.spring, self.mass, self.clamped = float(spring), float(mass), bool(clamped)
         self.x, self.v = 0.0, 0.0      # [m], [m/s]: how far the hand has been pushed along
         self.force = 0.0               # [N] the spring's force now (≥ 0)
         self.peak = 0.0                # [N] its largest so far
@@ -35,7 +34,7 @@ class HandStandIn:
         """The force on the tool at its origin p (3,) [m] (base axes, [N]); remembers the
         spring's force (`force`, `peak`)."""
         depth = float((np.asarray(p, dtype=float) - self.point) @ self.axis) - self.x
-        self.force = self.region.spring * max(depth, 0.0)
+        self.force = self.spring * max(depth, 0.0)
         self.peak = max(self.peak, self.force)
         return -self.force * self.axis
 
@@ -43,5 +42,5 @@ class HandStandIn:
         """The hand moved over a step h [s] under the spring's force now (semi-implicit
         Euler); a clamped hand stays."""
         if not self.clamped:
-            self.v += self.force / self.region.mass * h
+            self.v += self.force / self.mass * h
             self.x += self.v * h

@@ -252,7 +252,8 @@ def test_the_simulated_hand_peaks_at_the_impact_closed_form(name, clamped):
     arm = SimulatedArm(plant, q0, v0, command_timeout=1.0)
     arm.set_command(plant.holding_torque(q0))
     p0 = plant.tip_frame(q0)[1]
-    arm.hand = HandStandIn(p0 + 1e-3 * axis, axis, clamped=clamped)
+    hand = REGIONS["hand"]
+    arm.hand = HandStandIn(p0 + 1e-3 * axis, axis, hand.spring, hand.mass, clamped)
     probe, touch = MujocoPlant(robot), None
     for _ in range(4000):
         if touch is None and arm.hand.force > 0.0:
@@ -262,7 +263,6 @@ def test_the_simulated_hand_peaks_at_the_impact_closed_form(name, clamped):
             break
         arm.step()
     speed, m_R = touch
-    hand = REGIONS["hand"]
     mu = m_R if clamped else 1.0 / (1.0 / hand.mass + 1.0 / m_R)
     expected = speed * np.sqrt(mu * hand.spring)
     assert abs(arm.hand.peak - expected) <= 0.02 * expected, (arm.hand.peak, expected)

@@ -52,6 +52,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ... import make_solver
+from ...control.contact_safety import REGIONS
 from ...simulation.hand_stand_in import HandStandIn
 from ...simulation.simulated_arm import IntegratedPlant, SimulatedArm
 from .. import parameters
@@ -93,8 +94,9 @@ class SimArmNode(Node):
         if p["hand_stand_in"]:
             if getattr(model, "mechanism", None) is not None:
                 raise ValueError("hand_stand_in: not on a closed linkage")
+            hand = REGIONS["hand"]             # ISO/TS 15066's: 75 N/mm before 0.6 kg
             self.arm.hand = HandStandIn(p["hand_stand_in"][:3], p["hand_stand_in"][3:],
-                                        clamped=p["hand_stand_in_clamped"])
+                                        hand.spring, hand.mass, p["hand_stand_in_clamped"])
         self.command_index = command_index(model, p["command_joints"])
         self.model = model
         self.names = list(model.joint_names)
