@@ -18,19 +18,21 @@ LEVELS = {health.OK: DiagnosticStatus.OK, health.WARN: DiagnosticStatus.WARN,
 
 
 def publish(node, publisher):
-    """Publish `node`'s (a DynamicsNode) status on `publisher`."""
+    """Publish `node`'s (a DynamicsNode) status on `publisher`, stamped with the time of
+    the node's clock its figures were computed at (one read: a clock that moves on while
+    they are computed, simulated time, cannot pair them with a later stamp)."""
     with node.lock:
-        status, values, timings = _state(node)
+        now = node.get_clock().now()
+        status, values, timings = _state(node, now.nanoseconds * 1e-9)
     for what, seconds in timings:
         values.update(health.percentiles(what, seconds))
     status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-    publisher.publish(DiagnosticArray(header=Header(stamp=node.get_clock().now().to_msg()),
-                                      status=[status]))
+    publisher.publish(DiagnosticArray(header=Header(stamp=now.to_msg()), status=[status]))
 
 
-def _state(node):
-    """(DiagnosticStatus without values, values {key: text}, timings [(what, seconds)])."""
-    now = node.now()
+def _state(node, now):
+    """(DiagnosticStatus without values, values {key: text}, timings [(what, seconds)]) at
+    node time `now` [s]."""
     status = DiagnosticStatus(name="robo_dynamics: dynamics_node", hardware_id="")
     lifecycle = {"lifecycle": node.lifecycle_state()}
     if node.model is None:
