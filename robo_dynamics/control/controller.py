@@ -70,7 +70,7 @@ class Controller:
         self.counts = dict.fromkeys(("commands", "clamped", "rate_limited", "refused",
                                      "faults", "stale", "collisions"), 0)
         self.last_event, self.closure = None, ClosureWatch()   # a linkage's unclosed states
-        self.limits = LimitWatch()     # the planes and the points' speed limits
+        self.limits = LimitWatch()     # the planes and the points' speed limits (breach)
 
     # -- configuration (called from the node's other thread, under its lock) ---------------
     def configure(self, settings):
@@ -270,8 +270,7 @@ class Controller:
             self.hold_since = now
         elif now - self.hold_since > s.hold_timeout:
             fault = velocity_fault(qd, s.velocity_bound, self.names)
-            if fault is not None:
-                return self._halt(fault, external)
+            return None if fault is None else self._halt(fault, external)
         return None
 
     def _law(self, q, qd, g, friction, desired, now):
@@ -310,17 +309,15 @@ class Controller:
 
     def _collision(self, reason):
         """The events of a collision starting."""
-        s = self.settings
         self.counts["collisions"] += 1
-        if s.collision_reaction == "hold" and self.mode != HOLD:
+        if self.settings.collision_reaction == "hold" and self.mode != HOLD:
             return (self._hold(reason, "collision"),)
         reaction = ("already in the hold" if self.mode == HOLD
                     else "collision_reaction none: no reaction")
         return (self._event(WARN, "collision", f"{reason} ({reaction})"),)
 
     def watch(self, now):
-        """Between joint states (a timer; `now` [s] the node's clock): the Events of the
-        command stream stopping because no state came within stale_timeout."""
+        """Between joint states (a timer, `now` [s]): the Events of the stream stopping stale."""
         age = self.merger.age(now) if self.merger.complete() else 0.0
         if not self.running or age <= self.settings.stale_timeout:
             return NO_EVENTS
@@ -391,8 +388,7 @@ class Controller:
                                                  "once the arm is below the velocity bound")
 
     def _stopped(self, qd):
-        """A category-1 stop (safety_limits.py): once a breach's hold has the arm at rest,
-        the stream stops (latched): the stopped Event; else None."""
+        """The stopped Event of a category-1 stop (safety_limits.py), latched, or None."""
         if self.hold_kind == "limit" and category_one_at_rest(qd, self.settings):
             self.halted, self.running = f"category-1 stop: {self.hold_reason}", False
             return self._event(WARN, "stopped", f"{self.halted}: at rest, no command (its "

@@ -59,7 +59,8 @@ class LimitWatch:
     the same state's points."""
 
     def __init__(self):
-        self._state = None     # (q, q̇, M⁻¹ or None, the points' states) of the last breach
+        self._state = None     # [q, q̇, M⁻¹ or None, the points' states, their speeds [m/s]]
+        #                        at the last breach check
         self.allowed = None    # (planes, points) [m] how far beyond each plane each sphere
         #                        may be (≤ 0): 0, or where an admitted motion started
 
@@ -76,8 +77,8 @@ class LimitWatch:
         if contact is None and not planes:
             return None
         states = point_states(solver, q, contact)
-        self._state = [q, qd, None, states]
-        names = point_names(contact)
+        speeds = [math.sqrt(v @ v) for v in (J_v @ qd for _, J_v in states)]
+        self._state = [q, qd, None, states, speeds]
         if planes:
             inside = self._insides(states, settings)
             allowed = (np.zeros_like(inside) if self.allowed is None
@@ -85,19 +86,19 @@ class LimitWatch:
             over = np.where(allowed < 0.0, allowed - TOLERANCE, 0.0) - inside
             k, i = np.unravel_index(int(np.argmax(over)), over.shape)
             if over[k, i] > 0.0:
-                return f"{names[i]} is {-1e3 * inside[k, i]:.3g} mm beyond safety plane {k}"
+                return (f"{point_names(contact)[i]} is {-1e3 * inside[k, i]:.3g} mm beyond "
+                        f"safety plane {k}")
             self.allowed = np.maximum(allowed, np.minimum(inside, 0.0))
         if contact is None:
             return None
-        for i, (name, (_, J_v)) in enumerate(zip(names, states)):
-            v = J_v @ qd
-            if math.sqrt(v @ v) <= contact.floors[i]:        # M⁻¹ only when it may matter
+        for i, (_, J_v) in enumerate(states):
+            if speeds[i] <= contact.floors[i]:             # M⁻¹ only when it may matter
                 continue
             speed, _, m_R = along_motion(J_v, self._inverse(solver), qd)
             limit = float(contact.speed_limit(m_R, i))
             if speed > limit:
-                return (f"{name} moves at {speed:.4g} m/s, over the {limit:.4g} m/s allowed "
-                        f"(reflected mass {m_R:.3g} kg)")
+                return (f"{point_names(contact)[i]} moves at {speed:.4g} m/s, over the "
+                        f"{limit:.4g} m/s allowed (reflected mass {m_R:.3g} kg)")
         return None
 
     def brake(self, solver, contact, period):
@@ -105,11 +106,10 @@ class LimitWatch:
         at the state `breach` saw (module docstring), or 0.0."""
         if contact is None or period is None or self._state is None:
             return 0.0
-        _, qd, _, states = self._state
+        _, qd, _, states, speeds = self._state
         worst, torque = 0.0, 0.0
         for i, (_, J_v) in enumerate(states):
-            v = J_v @ qd
-            if math.sqrt(v @ v) <= HEADROOM * contact.floors[i]:
+            if speeds[i] <= HEADROOM * contact.floors[i]:
                 continue
             speed, w, m_R = along_motion(J_v, self._inverse(solver), qd)
             limit = HEADROOM * float(contact.speed_limit(m_R, i))
