@@ -180,8 +180,9 @@ COMPLIANCE_BOUND = 0.05    # relative to |K⁻¹F|, beside the dry-friction band
 # the whole-arm phase (11.)
 PLANT_SEED = 7             # the perturbation of the plant's inertials (simulation/perturbed.py)
 DRIFT_SECONDS = 2.0        # s of gravity compensation whose drift of the tool is measured
-IDENTIFY_ARM_GOAL = {"period": 7.0, "periods": 3, "apply": True}   # 21 s of excitation
-#                  (10 s periods pass the verdict too, with a larger drift: docs/demo.md)
+IDENTIFY_ARM_GOAL = {"period": 7.0, "periods": 2, "apply": True}   # 14 s of excitation:
+#                  one period fitted, one held out (a third fitted period drifts more,
+#                  0.099 against 0.009 rad: docs/arm-identification.md)
 IDENTIFY_ARM_KP, IDENTIFY_ARM_KD = 400.0, 40.0   # the node's gains in this phase (ω = 20/s,
 #                  ζ = 1): the default 100, 20 let the URDF's error throw the light wrist
 #                  off the excitation by more than max_tracking_error
