@@ -14,6 +14,7 @@ from robo_dynamics.ros import parameters
 from robo_dynamics.ros.dynamics_node.node import DynamicsNode
 from conftest import REPO, flat
 import params_check
+import realworld
 
 LAUNCH = REPO / "launch" / "dynamics.launch.py"
 CONFIGS = sorted(path for path in (REPO / "config").glob("*.yaml")   # the node's params files
@@ -61,8 +62,10 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
 def test_parameter_files_are_valid(path):
     section = yaml.safe_load(path.read_text())[NODE_KEY]["ros__parameters"]
     dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2, "rd_palletizer.yaml": 4,
-           "rd_delta.yaml": 3}.get(path.name, 6)
-    params_check.check_section(section, path.name.replace(".yaml", ".urdf"), dof)
+           "rd_delta.yaml": 3, "mg400.yaml": 4}.get(path.name, 6)
+    urdf = (realworld.require(realworld.MG400_URDF) if path.name == "mg400.yaml"
+            else path.name.replace(".yaml", ".urdf"))   # the MG400's: its driver's, not ours
+    params_check.check_section(section, urdf, dof)
 
 
 @pytest.mark.parametrize("namespace", ["", "left", "cell/right"])
@@ -70,13 +73,16 @@ def test_parameter_files_are_valid(path):
                                           ("planar_2link.urdf", "planar_2link.yaml"),
                                           ("rd_ur5e.urdf", "dynamics.yaml"),
                                           ("rd_palletizer.urdf", "rd_palletizer.yaml"),
-                                          ("rd_delta.urdf", "rd_delta.yaml")])
+                                          ("rd_delta.urdf", "rd_delta.yaml"),
+                                          (realworld.MG400_URDF, "mg400.yaml")],
+                         ids=lambda value: getattr(value, "name", value))
 def test_node_starts_from_each_parameter_file_in_any_namespace(urdf, config, namespace, ros):
     """Every value of each shipped params file reaches dynamics_node, whatever its
     namespace (a file keyed by the node's bare name applies in the root namespace only)."""
+    urdf = REPO / "urdf" / urdf if isinstance(urdf, str) else realworld.require(urdf)
     node = DynamicsNode(namespace=namespace, cli_args=[
         "--ros-args", "--params-file", str(REPO / "config" / config),
-        "-p", f"robot_description_file:={REPO / 'urdf' / urdf}"])
+        "-p", f"robot_description_file:={urdf}"])
     try:
         assert node.get_fully_qualified_name() == f"/{namespace}/dynamics_node".replace(
             "//", "/")

@@ -9,7 +9,7 @@ from robo_dynamics.ros.parameter_tables import JOINT_CONSTRAINTS
 def check_section(section, urdf=None, dof=6):
     """`section` (a ros__parameters mapping): every key a parameter the node declares (or a
     per-joint constraint, or a closed linkage's motors and loops, which must then close on
-    `urdf`, a file of urdf/), every value valid by the node's own checks for `dof` joints."""
+    `urdf`, a file of urdf/ or a path), every value valid by the node's own checks for `dof` joints."""
     values = flat(section)
     joint = {name for name in values if name.startswith("constraints.")
              and name.count(".") == 2 and name.rsplit(".", 1)[1] in JOINT_CONSTRAINTS}
@@ -19,7 +19,8 @@ def check_section(section, urdf=None, dof=6):
                     if name == "actuated_joints" or name.startswith("loop_closures.")}
     if closed_chain:
         from robo_dynamics.closed_chain import load_closed_chain
-        linkage = load_closed_chain(REPO / "urdf" / urdf, parameters=section)
+        linkage = load_closed_chain(REPO / "urdf" / urdf if isinstance(urdf, str) else urdf,
+                                    parameters=section)
         assert linkage.fully_actuated and linkage.closures
     unknown = set(values) - joint - closed_chain - set(parameters.DYNAMICS_NODE)
     assert not unknown, f"not parameters of dynamics_node: {sorted(unknown)}"
