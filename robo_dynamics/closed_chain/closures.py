@@ -8,7 +8,9 @@ Lee, Sohn, Kim and Yoo, "Construction of System Jacobian in the Equations of Mot
 Velocity Transformation Technique", §5.2: the cut joint's constraint Φ, its Jacobian Φ_q
 (eq. 25–26) and γ, the right-hand side of the acceleration equation Φ_q q̈ = γ. Here Φ_q
 comes from the tree's frame Jacobians and γ = −(d/dt Φ_q) q̇ from the frames' accelerations
-at q̈ = 0 (no gravity). All rows in base-frame axes, metres and radians.
+at q̈ = 0 (no gravity). All rows in base-frame axes, metres and radians;
+`in_ancestor_axes` turns each loop's rows into the axes of the body both its links hang
+from, as the mechanism (mechanism.py, compiled.py) uses them.
 """
 
 import collections
@@ -18,6 +20,8 @@ import numpy as np
 
 from ..errors import URDFError
 from ..spatial.rotations import cross, rotation_vector, rpy_to_matrix
+from .branch import common_ancestor
+from .tree import BASE
 from .tree_dynamics import frame_jacobian, frame_motion, frame_pose, tree_motion
 
 ROWS = {"point": 3, "revolute": 5, "weld": 6}
@@ -159,6 +163,25 @@ def gamma(tree, closures, kin, qd):
         elif c.kind == "weld":
             rows.append(-(wd_b - wd_a))
     return np.concatenate(rows) if rows else np.zeros(0)
+
+
+def in_ancestor_axes(tree, closures, kin, rows, inverse=False):
+    """`rows` (m,) or (m, n), every closure's rows in base axes, with each loop's position
+    rows (and a weld's rotation rows) in the axes of the body its two links hang from
+    (branch.common_ancestor; the base: unchanged), at the tree's kinematics `kin`. Those
+    axes turn with the joints above the loop, so the loop's rows depend on its own joints
+    only: a planar loop's redundant row stays the same row however the arm above it turns.
+    inverse: from those axes back to base axes (multipliers λ, forces)."""
+    out, offset = np.array(rows, dtype=float), 0
+    for c in closures:
+        body = common_ancestor(tree, c)
+        if body != BASE:
+            R = kin.R[body] if inverse else kin.R[body].T
+            out[offset:offset + 3] = R @ out[offset:offset + 3]
+            if c.kind == "weld":
+                out[offset + 3:offset + 6] = R @ out[offset + 3:offset + 6]
+        offset += c.rows
+    return out
 
 
 ClosureWrench = collections.namedtuple("ClosureWrench", ["name", "point", "force", "moment"])

@@ -1,6 +1,7 @@
 """A closed mechanism's per-state terms compiled for it: straight-line scalar Python with its
 constants folded in (algorithms/compiled/codegen.py), what a controller of its motors needs at each
-joint state, in base-frame axes as tree_dynamics.py and closures.py compute them:
+joint state, in base-frame axes as tree_dynamics.py and closures.py compute them (the
+closures' rows in each loop's ancestor's axes, closures.in_ancestor_axes):
 
     closure(q)       Φ (m,) every row, and Φ_q (m, n)
     gravity(q)       g (n,) of the tree
@@ -30,6 +31,7 @@ import numpy as np
 from ..algorithms.compiled import chain_codegen as chain
 from ..algorithms.compiled.codegen import Emitter, build
 from ..spatial.rotations import rotation_vector
+from .branch import common_ancestor
 from .tree import BASE
 
 
@@ -114,7 +116,9 @@ def _body_momenta(e, tree, bodies, w, v):
 
 
 def closure_rows(e, tree, closures, bodies):
-    """(Φ rows (weld rotation rows None), Φ_q rows (lists of n values), weld frames)."""
+    """(Φ rows (weld rotation rows None), Φ_q rows (lists of n values), weld frames), each
+    loop's position and rotation rows in the axes of the body its links hang from, as
+    closures.in_ancestor_axes turns them (weld frames in those axes too)."""
     n, Phi, Phi_q, weld_frames = tree.dof, [], [], []
     for c in closures:
         body_a, R_a, p_a = _frame(e, tree, bodies, c.link_a, c.R_a, c.p_a)
@@ -127,8 +131,12 @@ def closure_rows(e, tree, closures, bodies):
                     v, w = _column(e, bodies, j, p_b if sign > 0 else p_a)
                     lin[j] = e.vadd(lin[j], e.scale(sign, v))
                     ang[j] = e.vadd(ang[j], e.scale(sign, w))
-        Phi += e.vadd(p_b, e.scale(-1.0, p_a))
-        Phi_q += [[lin[j][k] for j in range(n)] for k in range(3)]
+        ancestor = common_ancestor(tree, c)
+        R_t = None if ancestor == BASE else chain.transpose(bodies[ancestor][0])
+        local = (lambda x: x) if R_t is None else (lambda x: e.matvec(R_t, x))  # noqa: E731
+        Phi += local(e.vadd(p_b, e.scale(-1.0, p_a)))
+        lin_local = [local(lin[j]) for j in range(n)]
+        Phi_q += [[lin_local[j][k] for j in range(n)] for k in range(3)]
         if c.kind == "revolute":
             z_b = [row[2] for row in R_b]
             for k in (0, 1):
@@ -137,8 +145,10 @@ def closure_rows(e, tree, closures, bodies):
                 Phi_q.append([e.neg(e.dot(normal, ang[j])) for j in range(n)])
         elif c.kind == "weld":
             Phi += [None] * 3
-            Phi_q += [[ang[j][k] for j in range(n)] for k in range(3)]
-            weld_frames += [x for R in (R_a, R_b) for row in R for x in row]
+            ang_local = [local(ang[j]) for j in range(n)]
+            Phi_q += [[ang_local[j][k] for j in range(n)] for k in range(3)]
+            frames = (R_a, R_b) if R_t is None else (_matmul(e, R_t, R_a), _matmul(e, R_t, R_b))
+            weld_frames += [x for R in frames for row in R for x in row]
     return Phi, Phi_q, weld_frames
 
 

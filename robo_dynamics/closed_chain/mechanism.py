@@ -24,7 +24,8 @@ from ..algorithms.operational_space import operational_space
 from ..algorithms.small_linalg import inv
 from ..errors import ArgumentError, UnclosedState, URDFError
 from . import branch
-from .closures import closure_wrenches, constraint, constraint_jacobian, gamma
+from .closures import (closure_wrenches, constraint, constraint_jacobian, gamma,
+                       in_ancestor_axes)
 from .compiled import CompiledClosedChain
 from .partition import partition
 from .tree_dynamics import tree_kinematics
@@ -78,7 +79,8 @@ class ClosedChain:
                             f"mechanism {list(tree.joint_names)}")
         self.actuated = tuple(tree.joint_index(name) for name in actuated_joints)
         self.actuated_joints = tuple(actuated_joints)
-        Phi_q = constraint_jacobian(tree, self.closures, kin)
+        Phi_q = in_ancestor_axes(tree, self.closures, kin,
+                                 constraint_jacobian(tree, self.closures, kin))
         free = partition(Phi_q)
         self.dof = n - len(free.rows)
         if len(self.actuated) > self.dof:
@@ -92,7 +94,7 @@ class ClosedChain:
         else:
             self.partition = free
         if self.fully_actuated:
-            self._branch = branch.Branch(tree, self.closures, self.partition.u, Phi_q, kin)
+            self._branch = branch.Branch(tree, self.closures, self.partition.u, Phi_q)
             self.branch = self._branch.reference
 
     @property
@@ -164,7 +166,9 @@ class ClosedChain:
 
     def gamma(self, q, qd):
         """γ (r,): Φ_q q̈ = γ along any motion of the closed mechanism."""
-        return gamma(self.tree, self.closures, self.kinematics(q), qd)[self._rows]
+        kin = self.kinematics(q)
+        every = gamma(self.tree, self.closures, kin, qd)
+        return in_ancestor_axes(self.tree, self.closures, kin, every)[self._rows]
 
     def condition(self, q):
         """The condition number of Φ_u at q (the partition's dependent columns)."""
@@ -187,7 +191,7 @@ class ClosedChain:
         its independent coordinates (its partition may change: no branch is kept)."""
         if not self.fully_actuated:
             return None
-        return self._branch.signs(self._all_rows_jacobian(q), self.kinematics(q))
+        return self._branch.signs(self._all_rows_jacobian(q))
 
     def on_branch(self, q):
         """Whether the closed pose q is on the reference pose's assembly branch (always, for
@@ -349,7 +353,9 @@ class ClosedChain:
         Phi_all = self._all_rows_jacobian(q)
         generalized = self.constraint_jacobian(q).T @ lam
         every = np.linalg.lstsq(Phi_all.T, generalized, rcond=REDUNDANT)[0]
-        return closure_wrenches(self.tree, self.closures, self.kinematics(q), every)
+        kin = self.kinematics(q)
+        return closure_wrenches(self.tree, self.closures, kin, in_ancestor_axes(
+            self.tree, self.closures, kin, every, inverse=True))
 
     def forward_dynamics(self, q, qd, tau=None):
         """(q̈ (n,), λ (r,)) from the KKT system [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Sᵀτ − h; γ];

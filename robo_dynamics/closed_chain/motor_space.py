@@ -112,7 +112,7 @@ class MotorSpace:
         (motor_closure.py) in at most COMPILED_ITERATIONS of Newton's method, or None: no
         compiled closure, no convergence, Φ_u near singular, a dependent joint moved by
         half a turn or more (ClosedChain.newton then chooses its turn), or a pose off the
-        last closed pose's branch: det Φ_u (base axes, as compiled) of the last pose's sign and
+        last closed pose's branch: det Φ_u (as compiled) of the last pose's sign and
         away from singular (CONTINUITY), and each block's sign where there are several; the
         others are checked in full (ClosedChain.on_branch)."""
         if self._compiled_closure is None:
@@ -170,7 +170,7 @@ class MotorSpace:
         return chain.close_from(self._last, v)
 
     def _sign_of_det(self, q):
-        """The sign of det Φ_u at q, the partition's rows in base axes (as compiled)."""
+        """The sign of det Φ_u at q, the partition's rows (as compiled)."""
         if not len(self._u):
             return 1.0
         return float(np.sign(np.linalg.det(self.chain.constraint_jacobian(q)[:, self._u])))

@@ -10,7 +10,8 @@ import robo_dynamics.closed_chain.motor_space as motor_space
 from closed_chain_models import (FOUR_BAR_PARAMETERS, THETA2_0, planar_four_bar_urdf,
                                  random_spatial_tree_urdf, shipped_linkage)
 from robo_dynamics.closed_chain import closure, load_closed_chain, load_tree
-from robo_dynamics.closed_chain.closures import constraint, constraint_jacobian
+from robo_dynamics.closed_chain.closures import (constraint, constraint_jacobian,
+                                                 in_ancestor_axes)
 from robo_dynamics.closed_chain.compiled import CompiledClosedChain
 from robo_dynamics.closed_chain.motor_closure import motor_closure
 from robo_dynamics.closed_chain.motor_space import MotorSpace
@@ -45,8 +46,10 @@ def test_the_compiled_closure_is_numpys_algebra_on_the_general_forms(case):
         q = rng.uniform(-2.0, 2.0, tree.dof)
         Phi, step, inverse, B_u, det, h = function(q.tolist())
         kin = tree_kinematics(tree, q)
-        Phi_expected = constraint(tree, closures, kin)[rows]
-        Phi_q = constraint_jacobian(tree, closures, kin)[rows]
+        # each loop's rows in its ancestor's axes, as the mechanism takes them
+        Phi_expected = in_ancestor_axes(tree, closures, kin, constraint(tree, closures, kin))[rows]
+        Phi_q = in_ancestor_axes(tree, closures, kin,
+                                 constraint_jacobian(tree, closures, kin))[rows]
         Phi_u, Phi_v = Phi_q[:, u], Phi_q[:, v]
         np.testing.assert_allclose(Phi, Phi_expected, rtol=0, atol=1e-12)
         np.testing.assert_allclose(det, np.linalg.det(Phi_u), rtol=1e-10)
