@@ -56,6 +56,10 @@ CHAIN = {
     "payload_inertia": Spec([0.0] * 6, DOUBLES,
                             "Payload inertia about its centre of mass [kg m^2]: ixx ixy ixz "
                             "iyy iyz izz.", READ_ONLY),
+    "effort_limits": Spec(None, DOUBLES, "Effort limits [N·m or N] in place of the URDF's "
+                          "(some leave them 0), per joint or one. Unset: the URDF's.", READ_ONLY),
+    "velocity_limits": Spec(None, DOUBLES, "Velocity limits [rad/s or m/s], as effort_limits.",
+                            READ_ONLY),
 }
 
 # ~/follow_joint_trajectory's (ros/actions/follow_joint_trajectory.py); per joint besides, declared once the
@@ -140,10 +144,6 @@ DYNAMICS_NODE = {
                          "(triangle inequality broken, massless link with inertia) instead of "
                          "loading it with a warning (logged once and listed on /diagnostics).",
                          READ_ONLY),
-    "effort_limits": Spec(None, DOUBLES, "Effort limits [N·m or N] in place of the URDF's "
-                          "(some leave them 0), per joint or one. Unset: the URDF's.", READ_ONLY),
-    "velocity_limits": Spec(None, DOUBLES, "Velocity limits [rad/s or m/s], as effort_limits.",
-                            READ_ONLY),
     "armature": Spec(None, DOUBLES, "Rotor inertia each drive reflects into its joint [kg·m² "
                      "or kg] (J_rotor N² for a gear ratio N; a datasheet figure, not in "
                      "URDF), one per chain joint or one for all: added to M(q) and to the "

@@ -38,9 +38,10 @@ def _plain(value):
 
 
 def linkage_section(params_file):
-    """{actuated_joints, loop_closures, tip_link} of the dynamics_node section of
-    `params_file` (a ROS 2 params file), as given: what sim_arm needs to simulate the same
-    linkage; {} for a serial arm's file."""
+    """{actuated_joints, loop_closures, tip_link, effort_limits, velocity_limits} of the
+    dynamics_node section of `params_file` (a ROS 2 params file), those given: what sim_arm
+    needs to simulate the same linkage (its drives' limits where the URDF leaves them 0);
+    {} for a serial arm's file."""
     with open(params_file, encoding="utf-8") as stream:
         content = yaml.safe_load(stream) or {}
     for key, section in content.items():
@@ -49,7 +50,8 @@ def linkage_section(params_file):
             if "actuated_joints" not in values and "loop_closures" not in values:
                 return {}
             return {name: values[name] for name in ("actuated_joints", "loop_closures",
-                                                    "tip_link") if name in values}
+                                                    "tip_link", "effort_limits",
+                                                    "velocity_limits") if name in values}
     return {}
 
 
