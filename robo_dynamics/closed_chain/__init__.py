@@ -12,12 +12,13 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     urdf_closures.py   a URDF's <gazebo> joints as closures, its transmissions as motors
     partition.py       generalized coordinate partitioning (Wehage and Haug)
     mechanism.py       ClosedChain: position closure, q̇ = B v̇, inverse and forward dynamics
+    branch.py          the assembly branch a closed pose is on (the signs of det Φ_u)
     motor_space.py     MotorSpace: its dynamics in the motors' coordinates, state by state
+    motor_closure.py   the loops closed for the motors, compiled (Newton's step, B_u, det Φ_u)
     motor_model.py     MotorModel: its motors as a controller sees them (the solver of
                        them: backends/closed_chain_backend.py)
-    integrators.py     the reduced equations (eq. 11–12): Runge–Kutta, trapezoidal rule
-    system_jacobian.py ∂G/∂Y, ∂G/∂Y′ of eq. 27–29, analytically
-    dae.py             eq. 27 as a DAE and a BDF integrator on its system Jacobian
+Its motion in time (the reduced equations' integrators, the DAE on its system Jacobian)
+lives in simulation/constrained/.
 """
 
 from ..model.source import read_description

@@ -341,3 +341,23 @@ def test_the_start_up_line_names_the_closed_chain_solver_not_a_backend():
     lines = describe(model, "pinocchio", MOTORS, rd.make_solver(model),
                      controller_settings(values, model))
     assert "in-house closed-chain solver" in lines[0][1] and "pinocchio" not in lines[0][1]
+
+
+def test_the_mg400s_urdf_alone_is_refused_for_its_zero_limits_and_loads_with_its_params_file():
+    """The MG400's driver URDF gives every limit as 0 (every command would be clamped to
+    nothing): without config/mg400.yaml's limits the node refuses it naming the motors."""
+    import realworld
+    from robo_dynamics.errors import ArgumentError
+    from robo_dynamics.ros.chain import load_chain
+    urdf = realworld.require(realworld.MG400_URDF).read_text()
+    section = yaml.safe_load((REPO / "config" / "mg400.yaml").read_text())[
+        "/**/dynamics_node"]["ros__parameters"]
+    values = {**section, "gravity": [0.0, 0.0, -9.81], "base_link": ""}
+    bare = {key: value for key, value in values.items()
+            if key not in ("effort_limits", "velocity_limits")}
+    with pytest.raises(ArgumentError, match="effort limit of 0") as refused:
+        load_chain(urdf, bare)
+    assert all(name in str(refused.value) for name in section["actuated_joints"])
+    model = load_chain(urdf, values)
+    assert list(model.joint_names) == section["actuated_joints"]
+    np.testing.assert_array_equal(model.effort_limit, section["effort_limits"])

@@ -13,8 +13,6 @@ from conftest import REPO
 import realworld
 from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
-from robo_dynamics.errors import ArgumentError
-from robo_dynamics.ros.chain import load_chain
 
 pin = pytest.importorskip("pinocchio")
 mujoco = pytest.importorskip("mujoco")
@@ -53,18 +51,6 @@ def sweep(count, seed=3):
                for J3 in RANGES[2]]
     return corners + [tuple(rng.uniform(RANGES[:, 0], RANGES[:, 1]))
                       for _ in range(count - len(corners))]
-
-
-def test_its_urdf_alone_is_refused_for_its_zero_limits_and_loads_with_the_params_file(urdf):
-    values = {**PARAMETERS, "gravity": [0.0, 0.0, -9.81], "base_link": ""}
-    bare = {key: value for key, value in values.items()
-            if key not in ("effort_limits", "velocity_limits")}
-    with pytest.raises(ArgumentError, match="effort limit of 0") as refused:
-        load_chain(urdf, bare)
-    assert all(name in str(refused.value) for name in MOTORS)
-    model = load_chain(urdf, values)
-    assert list(model.joint_names) == MOTORS
-    np.testing.assert_array_equal(model.effort_limit, PARAMETERS["effort_limits"])
 
 
 def test_the_loops_place_the_passive_joints_where_its_driver_does(chain):
