@@ -9,7 +9,9 @@ Starts robot_state_publisher and dynamics_node on the same robot description (a 
 the simulated arm, its effort commands wired to the node's (in lockstep on simulated time
 when use_sim_time:=true: sim_arm publishes /clock, one simulated arm per ROS domain); rviz2
 with config/dynamics.rviz when use_rviz is true (its topics moved into `namespace`, the
-fixed frame the arm's root link, arrows to the arm's scale: rviz/config.py). params_file
+fixed frame the arm's root link, arrows to the arm's scale: rviz/config.py). A closed
+linkage's robot_state_publisher takes dynamics_node's ~/joint_states (every joint, the passive
+ones where the loops put them), so rviz draws the whole linkage. params_file
 defaults to the arm's own file when the package ships one (config/<urdf name>.yaml), else
 config/dynamics.yaml. With
 managed:=true dynamics_node is a lifecycle node: activate:=true (the default) has it configure
@@ -109,10 +111,12 @@ def start(context):
     robot_description = ParameterValue(Command(
         [FindExecutable(name="xacro"), " ", urdf, " ", value["xacro_args"]]), value_type=str)
     sim_time = {"use_sim_time": flags["use_sim_time"]}
-    nodes = [
+    linkage = linkage_section(params_file)      # a closed linkage's, if any
+    nodes = [   # a linkage's passive joints from the node: a driver may report its motors only
         Node(package="robot_state_publisher", executable="robot_state_publisher",
              parameters=[{"robot_description": robot_description,
                           "frame_prefix": value["frame_prefix"], **sim_time}],
+             remappings=[("joint_states", "dynamics_node/joint_states")] if linkage else [],
              output="screen"),
     ]
     dynamics = (LifecycleNode if flags["managed"] else Node)(
@@ -128,8 +132,7 @@ def start(context):
             package="robo_dynamics", executable="sim_arm", name="sim_arm",
             parameters=[{"robot_description": robot_description, "engine": value["engine"],
                          "lockstep": flags["use_sim_time"],
-                         **sim_rate,
-                         **linkage_section(params_file)}],   # a closed linkage's, if any
+                         **sim_rate, **linkage}],
             remappings=[("effort_commands", "dynamics_node/commands")],   # the node's ~/commands
             output="screen"))
     if flags["use_rviz"]:       # config/dynamics.rviz for this arm and namespace (rviz/config.py)

@@ -24,12 +24,14 @@ import yaml
 
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import NodeNameNonExistentError
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from conftest import REPO, flat
 from robo_dynamics.ros import parameters
 from robo_dynamics.ros.processes import spin_until
+from palletizer import MOTORS
 
 VENV = pathlib.Path(sys.prefix)
 COLCON = shutil.which("colcon", path=str(VENV / "bin"))
@@ -100,16 +102,18 @@ READY = re.compile(r"\[(\S+)\.dynamics_node\]: (\w+): chain base_link -> \w+, (\
 
 STAND_IN = """#!{python}
 # robot_state_publisher stand-in, for this test only (the real one is C++, not a wheel):
-# latches robot_description, publishes no TF
+# latches robot_description, subscribes to joint_states as it does, publishes no TF
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 rclpy.init()
 node = Node("robot_state_publisher")
 text = node.declare_parameter("robot_description", "").value
 node.create_publisher(String, "robot_description", QoSProfile(
     depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)).publish(String(data=text))
+node.create_subscription(JointState, "joint_states", lambda msg: None, 10)
 try:
     rclpy.spin(node)
 except KeyboardInterrupt:
@@ -302,6 +306,23 @@ def echo_once(topic, kind):
         node.destroy_node()
 
 
+def subscriptions_of(node_name, namespace, found):
+    """The topics node `namespace`/`node_name` subscribes to, once `found` holds for them (as
+    this test process's own node discovers them)."""
+    node = rclpy.create_node("workspace_test_graph")
+    try:
+        for _ in range(200):
+            with contextlib.suppress(NodeNameNonExistentError):
+                topics = {name for name, _ in node.get_subscriber_names_and_types_by_node(
+                    node_name, namespace)}
+                if found(topics):
+                    return topics
+            rclpy.spin_once(node, timeout_sec=0.1)
+        raise AssertionError(f"{namespace}/{node_name} subscribes to no such topics")
+    finally:
+        node.destroy_node()
+
+
 def test_ros2_launch_of_the_default_arm_in_a_namespace_with_a_simulated_arm(ros2, ros, tmp_path):
     """namespace, use_sim_time and sim: the node, robot_state_publisher and sim_arm in
     /cell/left; the arm's own params file by default (rd_ur5e.yaml: torque_limit_scale 0.8);
@@ -432,9 +453,10 @@ def test_ros2_launch_of_the_palletizer_simulates_and_runs_its_linkage(ros2, ros,
     """urdf:= the shipped palletizer, sim:=true: its own params file's linkage reaches both
     dynamics_node and sim_arm (MuJoCo's linkage), in lockstep; the node commands its four
     motors, the rear link's holding the parallelogram as drawn (156.96 N·m: ∂V/∂θ of the
-    drawing, test_shipped_linkages), and publishes the passive joints. managed:=true (and
-    activate's default): the launch file has the lifecycle node configure and activate
-    itself (active, and commanding)."""
+    drawing, test_shipped_linkages), and publishes the passive joints, and every joint on
+    its ~/joint_states, which robot_state_publisher takes (a driver may report the motors
+    only). managed:=true (and activate's default): the launch file has the lifecycle node
+    configure and activate itself (active, and commanding)."""
     ws, _ = workspace
     share = ws / "install" / "robo_dynamics" / "share" / "robo_dynamics"
     with launched(ros2, f"dynamics.launch.py urdf:={share}/urdf/rd_palletizer.urdf "
@@ -447,7 +469,16 @@ def test_ros2_launch_of_the_palletizer_simulates_and_runs_its_linkage(ros2, ros,
         assert states[-1] == "active [3]", states
         commands = echo_once("/cell/dynamics_node/commands", Float64MultiArray).data
         passive = echo_once("/cell/dynamics_node/passive_joint_states", JointState)
+        drawn = subscriptions_of("robot_state_publisher", "/cell",
+                                 lambda topics: "/cell/dynamics_node/joint_states" in topics)
+        whole = echo_once("/cell/dynamics_node/joint_states", JointState)
     assert launch.result[0] == 0, launch.result[1][-3000:]
+    assert "/cell/joint_states" not in drawn, drawn
+    # every joint of the linkage: the motors where sim_arm holds them, the passive joints
+    # where the parallelogram puts them (0 as drawn)
+    held = dict(zip(whole.name, whole.position))
+    assert sorted(held) == sorted(list(MOTORS) + ["elbow_joint", "rod_joint"]), held
+    assert max(abs(held["elbow_joint"]), abs(held["rod_joint"])) < 1e-3, held
     assert "simulating rd_palletizer on engine mujoco (4 joints" in launch.result[1]
     assert len(commands) == 4 and abs(commands[2] - 156.96) < 0.01 * 156.96, commands
     assert list(passive.name) == ["elbow_joint", "rod_joint"]
