@@ -31,10 +31,12 @@ MID = [0.5, 0.3, -0.3, 0.4]     # rad: mid-range, for MuJoCo's loop force and a 
 def node(ros):
     harness = Harness(default_state=(list(MOTORS), THETA, [0.0] * 4), marker_rate=50.0,
                       robot_description_file=str(URDF), **flat(SECTION))
-    harness.passive = []
-    harness.peer.create_subscription(
-        JointState, f"{harness.node.get_fully_qualified_name()}/passive_joint_states",
-        harness.passive.append, 100)
+    harness.passive, harness.whole = [], []
+    name = harness.node.get_fully_qualified_name()
+    harness.peer.create_subscription(JointState, f"{name}/passive_joint_states",
+                                     harness.passive.append, 100)
+    harness.peer.create_subscription(JointState, f"{name}/joint_states",
+                                     harness.whole.append, 100)
     yield harness
     harness.close()
 
@@ -69,13 +71,16 @@ def test_it_commands_the_torques_that_hold_the_linkage(node):
 
 
 def test_it_publishes_the_passive_joints_where_the_loop_puts_them(node):
-    """elbow = rear − shoulder, rod = shoulder − rear: the parallelogram."""
+    """elbow = rear − shoulder, rod = shoulder − rear: the parallelogram; on ~/joint_states
+    (what robot_state_publisher draws from) every joint, the motors as measured."""
     node.stream("command")
-    assert node.spin_until(lambda: node.passive)
+    assert node.spin_until(lambda: node.passive and node.whole)
+    passive = {"elbow_joint": THETA[2] - THETA[1], "rod_joint": THETA[1] - THETA[2]}
     message = node.passive[-1]
-    positions = dict(zip(message.name, message.position))
-    assert positions == pytest.approx({"elbow_joint": THETA[2] - THETA[1],
-                                       "rod_joint": THETA[1] - THETA[2]}, abs=1e-9)
+    assert dict(zip(message.name, message.position)) == pytest.approx(passive, abs=1e-9)
+    message = node.whole[-1]
+    assert dict(zip(message.name, message.position)) == pytest.approx(
+        {**dict(zip(MOTORS, THETA)), **passive}, abs=1e-9)
 
 
 def test_its_dynamics_services_answer_for_the_motors_as_pinocchio(node, linkage):
