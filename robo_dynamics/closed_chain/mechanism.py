@@ -53,8 +53,9 @@ class ClosedChain:
 
     branch = None     # the reference's assembly branch (branch.py), for motor-driven ones
 
-    def __init__(self, tree, closures, actuated_joints=(), reference=None):
+    def __init__(self, tree, closures, actuated_joints=(), reference=None, springs=None):
         self.tree, self.closures = tree, tuple(closures)
+        self.springs = springs if springs is not None and springs.any else None
         self._last, self._compiled = {}, None      # see _at, compiled
         n = tree.dof
         for c in self.closures:
@@ -325,11 +326,26 @@ class ClosedChain:
         return c
 
     # -- dynamics ------------------------------------------------------------------------
+    def applied_forces(self, q, qd, tau=None, joint_torques=None):
+        """Q (n,) = Sᵀτ + τ_s(q, q̇) + joint_torques: the generalized force applied to the
+        tree besides the loops' (tau (k,) the motors', actuated_joints order; τ_s the joint
+        springs' and dampers', springs.py; joint_torques (n,) on any joint, passive ones
+        too). None: none of it."""
+        applied = np.zeros(self.tree.dof)
+        if tau is not None:
+            applied[list(self.actuated)] = tau
+        if self.springs is not None:
+            applied += self.springs.torque(q, qd)
+        if joint_torques is not None:
+            applied += np.asarray(joint_torques, dtype=float)
+        return applied
+
     def inverse_dynamics(self, q, qd, qdd, load=None):
         """(τ (k,) of the actuated joints, λ (r,)) for a motion of the closed mechanism
-        (q, q̇, q̈ consistent with the loops); load (n,): a generalized force the mechanism
-        exerts on its surroundings besides (Jᵀf of a wrench f a tool exerts). ArgumentError
-        unless the motors are its independent coordinates."""
+        (q, q̇, q̈ consistent with the loops), its joint springs and dampers acting; load
+        (n,): a generalized force the mechanism exerts on its surroundings besides (Jᵀf of a
+        wrench f a tool exerts). ArgumentError unless the motors are its independent
+        coordinates."""
         if not self.fully_actuated:
             raise ArgumentError(f"inverse dynamics needs one motor per degree of freedom "
                                 f"({self.dof}); actuated_joints: {list(self.actuated_joints)}")
@@ -337,6 +353,8 @@ class ClosedChain:
                                            for x in (q, qd, qdd)))          # M q̈ + h
         if load is not None:
             generalized = generalized + load
+        if self.springs is not None:
+            generalized = generalized - self.springs.torque(q, qd)
         B = self.velocity_transformation(q)
         tau = B.T @ generalized                                  # Bᵀ Φ_qᵀ = 0, S B = I
         u = list(self.partition.u)
@@ -357,14 +375,13 @@ class ClosedChain:
         return closure_wrenches(self.tree, self.closures, kin, in_ancestor_axes(
             self.tree, self.closures, kin, every, inverse=True))
 
-    def forward_dynamics(self, q, qd, tau=None):
-        """(q̈ (n,), λ (r,)) from the KKT system [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Sᵀτ − h; γ];
-        tau (k,) in actuated_joints order (None: no motor torque)."""
+    def forward_dynamics(self, q, qd, tau=None, joint_torques=None):
+        """(q̈ (n,), λ (r,)) from the KKT system [[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [Q − h; γ],
+        Q = Sᵀτ + τ_s + joint_torques (applied_forces): tau (k,) in actuated_joints order
+        (None: no motor torque), joint_torques (n,) on any joint (None: none)."""
         q, qd, n = np.asarray(q, dtype=float), np.asarray(qd, dtype=float), self.tree.dof
         M, h = self.compiled.mass_matrix(q), self.compiled.rnea(q, qd, np.zeros(n))
-        applied = np.zeros(n)
-        if tau is not None:
-            applied[list(self.actuated)] = tau
+        applied = self.applied_forces(q, qd, tau, joint_torques)
         Phi_q = self.constraint_jacobian(q)
         r = Phi_q.shape[0]
         K = np.block([[M, Phi_q.T], [Phi_q, np.zeros((r, r))]])

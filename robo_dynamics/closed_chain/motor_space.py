@@ -194,9 +194,10 @@ class MotorSpace:
 
     # -- the motors' equations of motion -------------------------------------------------
     def gravity(self, theta):
-        """ĝ (k,) [N·m or N]: the motor torques that hold the mechanism still at θ."""
+        """ĝ (k,) [N·m or N]: the motor torques that hold the mechanism still at θ (its
+        joint springs' included)."""
         q, B = self.closed(theta)
-        return B.T @ self.chain.compiled.gravity(q)
+        return B.T @ self._less_springs(self.chain.compiled.gravity(q), q)
 
     def mass_matrix(self, theta):
         """M̂ (k, k) = Bᵀ M B: the mechanism's inertia seen by the motors."""
@@ -205,16 +206,22 @@ class MotorSpace:
 
     def bias(self, theta, theta_dot):
         """b̂ (k,) = Bᵀ (M c + h): the motor torques at θ̈ = 0 (Coriolis, centrifugal,
-        gravity, through the loops)."""
+        gravity, joint springs and dampers, through the loops)."""
         q, qd, B, c = self.state(theta, theta_dot)
-        return B.T @ self.chain.compiled.rnea(q, qd, c)
+        return B.T @ self._less_springs(self.chain.compiled.rnea(q, qd, c), q, qd)
 
     def torques(self, theta, theta_dot, theta_ddot):
         """τ (k,) = M̂ θ̈ + b̂ = Bᵀ (M q̈ + h): the motor torques of the motion (θ, θ̇, θ̈), the
         multipliers not solved for."""
         q, qd, B, c = self.state(theta, theta_dot)
         qdd = B @ self._motor_vector("theta_ddot", theta_ddot) + c
-        return B.T @ self.chain.compiled.rnea(q, qd, qdd)
+        return B.T @ self._less_springs(self.chain.compiled.rnea(q, qd, qdd), q, qd)
+
+    def _less_springs(self, generalized, q, qd=None):
+        """generalized − τ_s(q, q̇) (n,): what the motors supply where joint springs and
+        dampers act too (closed_chain/springs.py)."""
+        springs = self.chain.springs
+        return generalized if springs is None else generalized - springs.torque(q, qd)
 
     def momentum_terms(self, theta, theta_dot):
         """(p̂ = M̂ θ̇, Ĉᵀθ̇) (k,) each: the motors' generalized momentum and the term the

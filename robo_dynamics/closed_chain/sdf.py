@@ -1,10 +1,11 @@
 """A closed mechanism from an SDF model, the format Gazebo users describe loops in.
 
 Read: <model> with <link> (pose, <inertial>), <joint> of type revolute, continuous,
-prismatic, ball or fixed (parent, child, pose, <axis> with xyz, limit, dynamics), <frame>;
-every <pose> with `relative_to` (SDFormat 1.7+: a link's default is the model frame, a
-joint's its child link, a frame's the frame it is attached to), in radians or degrees,
-Euler or quaternion. A joint to `world` fixes the mechanism there; without one the first
+prismatic, ball or fixed (parent, child, pose, <axis> with xyz, limit, dynamics: damping,
+spring_stiffness and spring_reference act, closed_chain/springs.py; friction is not
+modelled), <frame>; every <pose> with `relative_to` (SDFormat 1.7+: a link's default is the
+model frame, a joint's its child link, a frame's the frame it is attached to), in radians
+or degrees, Euler or quaternion. A joint to `world` fixes the mechanism there; without one the first
 link is the base. What else a model may hold that changes the dynamics (a gearbox,
 revolute2, screw or universal joint, a nested model) is refused by name.
 
@@ -27,6 +28,7 @@ from ..spatial.inertia import inertia_tensor
 from ..spatial.rotations import rpy_to_matrix
 from .closures import Closure
 from .mechanism import ClosedChain
+from .springs import JointSprings
 from .tree import BASE, TreeBuilder
 
 TREE_TYPES = ("revolute", "continuous", "prismatic", "fixed")
@@ -53,6 +55,7 @@ def load_sdf(source, actuated_joints=(), cut_joints=(), gravity=STANDARD_GRAVITY
     if base != WORLD:
         builder.add_link(base, BASE, np.eye(3), np.zeros(3), _inertial(model, base))
     placed = {base: (BASE, np.eye(4))}       # link → (body, T body → link)
+    springs = {}                              # tree joint → (stiffness, reference, damping)
     body_pose = {BASE: frames.pose(base) if base != WORLD else np.eye(4)}
     remaining = [j for j in joints.values() if j.get("name") not in cut_joints]
     while True:
@@ -61,7 +64,7 @@ def load_sdf(source, actuated_joints=(), cut_joints=(), gravity=STANDARD_GRAVITY
             break
         joint, inward = edge
         remaining.remove(joint)
-        _attach(builder, frames, model, joint, inward, placed, body_pose)
+        _attach(builder, frames, model, joint, inward, placed, body_pose, springs)
     links = [link.get("name") for link in model.findall("link")]
     unreached = [name for name in links if name not in placed]
     if unreached:
@@ -69,7 +72,9 @@ def load_sdf(source, actuated_joints=(), cut_joints=(), gravity=STANDARD_GRAVITY
     tree = builder.build(gravity)
     cuts = remaining + [joints[name] for name in cut_joints]
     closures = tuple(_closure(frames, joint) for joint in cuts)
-    return ClosedChain(tree, closures, tuple(actuated_joints))
+    per_joint = np.array([springs.get(name, (0.0, 0.0, 0.0)) for name in tree.joint_names])
+    return ClosedChain(tree, closures, tuple(actuated_joints), springs=JointSprings(
+        per_joint[:, 0], per_joint[:, 1], per_joint[:, 2]))
 
 
 def _model(source):
@@ -220,12 +225,26 @@ def _limits(joint):
             effort if effort >= 0 else np.inf)
 
 
+def _dynamics_value(joint, tag):
+    """<axis><dynamics><tag> of `joint` (0 if absent)."""
+    text = _text(joint, f"axis/dynamics/{tag}")
+    return 0.0 if text is None else _numbers(text, 1, f"joint '{joint.get('name')}' <{tag}>")[0]
+
+
 def _dynamics(joint):
-    def value(tag):
-        text = _text(joint, f"axis/dynamics/{tag}")
-        return 0.0 if text is None else _numbers(text, 1, f"joint '{joint.get('name')}' "
-                                                          f"<{tag}>")[0]
-    return value("damping"), value("friction")
+    """(damping, friction) from <axis><dynamics>."""
+    return _dynamics_value(joint, "damping"), _dynamics_value(joint, "friction")
+
+
+def _spring(joint):
+    """(spring_stiffness, spring_reference) from <axis><dynamics>; (0, 0) if none. URDFError
+    for a negative stiffness or damping (they would feed energy in)."""
+    for tag in ("spring_stiffness", "damping"):
+        value = _dynamics_value(joint, tag)
+        if value < 0.0:
+            raise URDFError(f"joint '{joint.get('name')}' <{tag}> {value:g}: must be ≥ 0")
+    return (_dynamics_value(joint, "spring_stiffness"),
+            _dynamics_value(joint, "spring_reference"))
 
 
 def _next_edge(joints, placed):
@@ -243,9 +262,10 @@ def _next_edge(joints, placed):
     return None
 
 
-def _attach(builder, frames, model, joint, inward, placed, body_pose):
+def _attach(builder, frames, model, joint, inward, placed, body_pose, springs):
     """Add the link `joint` reaches to the tree: its body (or bodies: a ball joint's three)
-    and its frame. A joint met from its child moves its parent: about the opposite axis."""
+    and its frame; its spring and damper into `springs`. A joint met from its child moves
+    its parent: about the opposite axis."""
     name, kind = joint.get("name"), joint.get("type")
     parent, child = _text(joint, "parent"), _text(joint, "child")
     old, new = (child, parent) if inward else (parent, child)
@@ -265,8 +285,10 @@ def _attach(builder, frames, model, joint, inward, placed, body_pose):
     else:
         axes = [(name, frames.axis(joint) * (-1.0 if inward else 1.0))]
         limits, dynamics = _limits(joint), _dynamics(joint)
-        if inward:                # the coordinate is the joint's own angle, seen backwards
-            limits = (-limits[1], -limits[0]) + limits[2:]
+        # met from its child, the coordinate is still the joint's own angle (the parent
+        # turns about the opposite axis by it): its limits and spring reference as written
+        stiffness, reference = _spring(joint)
+        springs[name] = (stiffness, reference, dynamics[0])
     R, p = T_in_body[:3, :3], T_in_body[:3, 3]
     for k, (coordinate, axis) in enumerate(axes):
         last = k == len(axes) - 1

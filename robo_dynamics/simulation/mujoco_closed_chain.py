@@ -27,6 +27,7 @@ class MujocoClosedChain:
         tree = chain.tree
         spec = mujoco.MjSpec()
         spec.compiler.boundmass, spec.compiler.boundinertia = BOUND_MASS, BOUND_INERTIA
+        spec.compiler.degree = False                     # angles (springref) in radians
         spec.option.timestep = time_step
         spec.option.integrator = mujoco.mjtIntegrator.mjINT_RK4
         spec.option.gravity = np.asarray(tree.gravity, dtype=float)
@@ -37,9 +38,13 @@ class MujocoClosedChain:
             name = f"body_{tree.joint_names[i]}"
             body = bodies[tree.parent[i]].add_body(name=name, pos=tree.origin_translation[i],
                                                    quat=quat)
-            body.add_joint(name=tree.joint_names[i], axis=tree.axis[i],
-                           type=(mujoco.mjtJoint.mjJNT_SLIDE if tree.is_prismatic[i]
-                                 else mujoco.mjtJoint.mjJNT_HINGE))
+            joint = body.add_joint(name=tree.joint_names[i], axis=tree.axis[i],
+                                   type=(mujoco.mjtJoint.mjJNT_SLIDE if tree.is_prismatic[i]
+                                         else mujoco.mjtJoint.mjJNT_HINGE))
+            if chain.springs is not None:        # the joint's spring and damper, if any
+                joint.stiffness = [chain.springs.stiffness[i], 0.0, 0.0]    # linear terms
+                joint.springref = chain.springs.reference[i]
+                joint.damping = [chain.springs.damping[i], 0.0, 0.0]
             I = tree.inertia[i]
             body.mass, body.ipos = max(tree.mass[i], BOUND_MASS), tree.com[i]
             body.fullinertia = [I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]]

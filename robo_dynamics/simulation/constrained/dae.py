@@ -32,9 +32,7 @@ def residual(chain, Y, Y_prime, lam, tau=None):
     n = chain.tree.dof
     w, q = Y[:n], Y[n:]
     w_dot, q_dot = Y_prime[:n], Y_prime[n:]
-    applied = np.zeros(n)
-    if tau is not None:
-        applied[list(chain.actuated)] = tau
+    applied = chain.applied_forces(q, w, tau)            # motors, joint springs
     kin = tree_kinematics(chain.tree, q)
     Phi_q = constraint_jacobian(chain.tree, chain.closures, kin)[list(chain.partition.rows)]
     top = tree_rnea(chain.tree, q, w, w_dot, kin=kin) + Phi_q.T @ lam - applied

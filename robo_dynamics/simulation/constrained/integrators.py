@@ -28,9 +28,7 @@ def reduced_acceleration(chain, q, qd, tau=None):
     """v̈ (d,) from M̂ v̈ = Q̂ at a closed state (q, q̇); tau (k,) the motors' torques."""
     tree = chain.tree
     M, h = chain.compiled.mass_matrix(q), chain.compiled.rnea(q, qd, np.zeros(tree.dof))
-    applied = np.zeros(tree.dof)
-    if tau is not None:
-        applied[list(chain.actuated)] = tau
+    applied = chain.applied_forces(q, qd, tau)            # motors, joint springs
     B = chain.velocity_transformation(q)
     c = chain.accelerations(q, qd, np.zeros(chain.dof))       # q̈ at v̈ = 0
     return np.linalg.solve(B.T @ M @ B, B.T @ (applied - h - M @ c))

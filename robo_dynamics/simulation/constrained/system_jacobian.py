@@ -4,12 +4,13 @@ Lee, Sohn, Kim and Yoo, "Construction of System Jacobian in the Equations of Mot
 Velocity Transformation Technique", eq. 27–29: with Y = [w; q] (w the joint velocities,
 the paper's u in eq. 27, written w here since u names the dependent coordinates of §4.1)
 
-    G(Y, Y′) = [ M(q) ẇ + h(q, w) + Φ_qᵀ λ − Sᵀτ ]  = 0,
-               [ w − q̇                           ]
+    G(Y, Y′) = [ M(q) ẇ + h(q, w) + Φ_qᵀ λ − Sᵀτ − τ_s ]  = 0,
+               [ w − q̇                                 ]
 
     ∂G/∂Y  = [[∂τ_ID/∂q̇, ∂τ_ID/∂q + ∂(Φ_qᵀλ)/∂q], [I, 0]],   ∂G/∂Y′ = [[M, 0], [0, −I]]
 
-with τ_ID(q, q̇, q̈) = M q̈ + h the tree's inverse dynamics at (q, w, ẇ). Its derivatives come
+with τ_ID(q, q̇, q̈) = M q̈ + h the tree's inverse dynamics at (q, w, ẇ) (and τ_s = −K (q −
+q_ref) − D w the joint springs' and dampers', closed_chain/springs.py, adding K and D). Its derivatives come
 from the recursions of tree_dynamics.py differentiated in the base frame: joint j's motion
 turns its whole subtree about its screw axis S_j, so for a body k below j (spatial cross
 products [a×], dual [a×*], Featherstone, Rigid Body Dynamics Algorithms, §2.9)
@@ -160,6 +161,9 @@ def system_jacobian(chain, q, w, w_dot, lam):
     every = np.zeros(sum(c.rows for c in chain.closures))
     every[list(chain.partition.rows)] = lam
     dforce_dq = constraint_force_derivative(tree, chain.closures, q, every)
+    if chain.springs is not None:          # G's −τ_s = K (q − q_ref) + D w (springs.py)
+        dtau_dqd = dtau_dqd + np.diag(chain.springs.damping)
+        dtau_dq = dtau_dq + np.diag(chain.springs.stiffness)
     dG_dY = np.block([[dtau_dqd, dtau_dq + dforce_dq], [np.eye(n), np.zeros((n, n))]])
     dG_dYp = np.block([[tree_mass_matrix(tree, q), np.zeros((n, n))],
                        [np.zeros((n, n)), -np.eye(n)]])

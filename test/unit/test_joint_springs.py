@@ -1,0 +1,202 @@
+"""Joint springs and dampers from an SDF model (<axis><dynamics>: spring_stiffness,
+spring_reference, damping) in a closed mechanism's dynamics. References: a pendulum's
+closed form (its equation of motion, its small-oscillation frequency), and Cassie's legs
+(cassie_v2.sdf, example-robot-data: springs at the knees and the heels) in MuJoCo with the
+stiffness read from the file here, its constrained accelerations solved from MuJoCo's own
+mass matrix, forces and loop Jacobian."""
+
+import math
+import pathlib
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from closed_chain_models import planar_four_bar_sdf
+from robo_dynamics.closed_chain import load_sdf
+from robo_dynamics.errors import URDFError
+from robo_dynamics.simulation.constrained.dae import BDF
+from robo_dynamics.simulation.constrained.integrators import ReducedBDF, dormand_prince
+
+mujoco = pytest.importorskip("mujoco")
+
+# the pendulum: a link of mass M whose centre is L from a hinge about y, gravity along −z
+M, L, I_YY, G = 2.0, 0.3, 0.01, 9.81       # kg, m, kg·m² about the centre, m/s²
+K, Q0, D = 40.0, 0.4, 0.8                  # N·m/rad, rad, N·m·s/rad
+
+
+def pendulum_sdf(inward=False, stiffness=K, reference=Q0, damping=D):
+    """The pendulum as SDF, its hinge limited to [−0.1, 0.5] rad; inward: the hinge written
+    from the link to the ground (met from its child: its angle is the ground's turn seen
+    from the link, minus the link's, so reference −Q0 and the same axis describe the same
+    spring)."""
+    parent, child = ("arm", "ground") if inward else ("ground", "arm")
+    reference = -reference if inward else reference
+    return (f'<sdf version="1.9"><model name="pendulum">'
+            '<joint name="anchor" type="fixed"><parent>world</parent><child>ground</child>'
+            '</joint><link name="ground"/>'
+            f'<link name="arm"><inertial><pose>{L} 0 0 0 0 0</pose><mass>{M}</mass><inertia>'
+            f'<ixx>{I_YY}</ixx><iyy>{I_YY}</iyy><izz>{I_YY}</izz></inertia></inertial></link>'
+            f'<joint name="hinge" type="revolute"><parent>{parent}</parent><child>{child}'
+            f'</child><pose relative_to="ground"/><axis><xyz>0 1 0</xyz><limit><lower>-0.1</lower>'
+            '<upper>0.5</upper></limit><dynamics>'
+            f'<damping>{damping}</damping><spring_stiffness>{stiffness}</spring_stiffness>'
+            f'<spring_reference>{reference}</spring_reference></dynamics></axis></joint>'
+            '</model></sdf>')
+
+
+def pendulum_acceleration(q, qd, tau=0.0):
+    """q̈ of the link turned q about +y (its centre at (L cos q, 0, −L sin q)): gravity's
+    moment M g L cos q, the spring's −K (q − Q0), the damper's −D q̇, a motor's τ."""
+    return (tau + M * G * L * math.cos(q) - K * (q - Q0) - D * qd) / (I_YY + M * L ** 2)
+
+
+def link_angle(chain, q):
+    """The link's angle about +y [rad] from the chain's pose: where its centre is."""
+    _, p, _ = chain.compiled.frame("arm", (L, 0.0, 0.0))(q)
+    return math.atan2(-p[2], p[0])
+
+
+@pytest.mark.parametrize("inward", [False, True], ids=["from the ground", "from the link"])
+def test_a_spring_and_damper_on_a_hinge_give_the_pendulums_closed_form(inward):
+    chain = load_sdf(pendulum_sdf(inward), actuated_joints=["hinge"])
+    # the joint's own angle is the coordinate, its limits as written
+    assert (chain.tree.lower[0], chain.tree.upper[0]) == (-0.1, 0.5)
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        q, qd, tau = rng.uniform(-2.0, 2.0), rng.uniform(-3.0, 3.0), rng.uniform(-5.0, 5.0)
+        sign = 1.0 if abs(link_angle(chain, np.array([q])) - q) < 1e-9 else -1.0
+        assert abs(link_angle(chain, np.array([q])) - sign * q) < 1e-9
+        expected = pendulum_acceleration(sign * q, sign * qd, sign * tau)
+        qdd, _ = chain.forward_dynamics(np.array([q]), np.array([qd]), np.array([tau]))
+        assert abs(sign * qdd[0] - expected) < 1e-9 * max(1.0, abs(expected)), (q, qdd)
+        torque, _ = chain.inverse_dynamics(np.array([q]), np.array([qd]),
+                                           np.array([sign * expected]))
+        assert abs(torque[0] - tau) < 1e-9 * max(1.0, abs(tau)), (q, torque, tau)
+
+
+def test_it_oscillates_about_its_static_deflection_at_the_closed_form_frequency():
+    """Undamped, released 1 mrad from the rest angle q* (K (q* − Q0) = M g L cos q*, found
+    by bisection): half a period of ω = √((K + M g L sin q*) / (I + M L²)) later it is
+    1 mrad on the other side, at rest (Dormand–Prince on the reduced equations)."""
+    chain = load_sdf(pendulum_sdf(damping=0.0), actuated_joints=["hinge"])
+    low, high = Q0, Q0 + M * G * L / K                 # the rest angle lies between
+    for _ in range(100):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if K * (middle - Q0) < M * G * L * math.cos(middle) \
+            else (low, middle)
+    rest = 0.5 * (low + high)
+    omega = math.sqrt((K + M * G * L * math.sin(rest)) / (I_YY + M * L ** 2))
+    amplitude = 1e-3
+    q, qd, _ = dormand_prince(chain, np.array([rest + amplitude]), np.zeros(1),
+                              math.pi / omega, tolerance=1e-12)
+    assert abs(q[0] - (rest - amplitude)) < 1e-3 * amplitude, (q, rest)
+    assert abs(qd[0]) < 1e-3 * amplitude * omega
+
+
+def test_the_dae_with_its_system_jacobian_moves_a_sprung_damped_four_bar_as_runge_kutta():
+    """The four-bar with a spring and a damper on its coupler's joint (passive), falling:
+    eq. 27 by BDF (its system Jacobian with K and D) and the reduced equations by BDF agree
+    with Dormand–Prince to 1e-6 rad after 0.1 s; without the spring it moves elsewhere."""
+    def sprung(stiffness):
+        text = planar_four_bar_sdf().replace(
+            '<joint name="coupler_joint" type="revolute"><parent>crank</parent>'
+            '<child>coupler</child><axis><xyz>0 -1 0</xyz>',
+            '<joint name="coupler_joint" type="revolute"><parent>crank</parent>'
+            '<child>coupler</child><axis><xyz>0 -1 0</xyz><dynamics><damping>0.05</damping>'
+            f'<spring_stiffness>{stiffness}</spring_stiffness>'
+            '<spring_reference>0.3</spring_reference></dynamics>')
+        return load_sdf(text, actuated_joints=["crank_joint"])
+    chain = sprung(20.0)
+    assert chain.springs is not None and chain.springs.stiffness.tolist() == [0.0, 20.0, 0.0]
+    q0 = chain.close(np.array([0.2, 0.0, 0.0]), chain.reference)
+    q, _, _ = dormand_prince(chain, q0, np.zeros(3), 0.1, tolerance=1e-11)
+    for run in (BDF(chain, q0, np.zeros(3), tolerance=5e-11),
+                ReducedBDF(chain, q0, np.zeros(3), tolerance=5e-11)):
+        np.testing.assert_allclose(run.advance(0.1)[0], q, atol=1e-6)
+    unsprung, _, _ = dormand_prince(sprung(0.0), q0, np.zeros(3), 0.1, tolerance=1e-11)
+    assert np.abs(unsprung - q).max() > 1e-2
+
+
+CASSIE = (pathlib.Path(mujoco.__file__).parents[1] / "cmeel.prefix" / "share" /
+          "example-robot-data" / "robots" / "cassie_description" / "robots" / "cassie_v2.sdf")
+SHIFT = 0.1     # rad: added to every spring_reference, so that the springs act as drawn
+
+
+def sdf_springs(text):
+    """{joint: (stiffness, reference)} of the joints with a spring, read from the file."""
+    springs = {}
+    for joint in ET.fromstring(text).iter("joint"):
+        k = joint.find("axis/dynamics/spring_stiffness")
+        if k is not None and float(k.text) > 0.0:
+            springs[joint.get("name")] = (
+                float(k.text), float(joint.find("axis/dynamics/spring_reference").text))
+    return springs
+
+
+def mujoco_acceleration(sim, q, tau, springs):
+    """q̈ (n,) of the rigid loops at rest at q from MuJoCo's own M, gravity, passive forces
+    (the springs set here from the file) and equality-constraint Jacobian: the KKT system
+    [[M, Jᵀ], [J, 0]] [q̈; λ] = [τ + passive − bias; 0] (J̇ q̇ = 0 at rest)."""
+    from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
+    assert isinstance(sim, MujocoClosedChain)
+    model, data = sim.mj, sim.data
+    for name, (stiffness, reference) in springs.items():
+        joint = model.joint(name)
+        model.jnt_stiffness[joint.id] = stiffness
+        model.qpos_spring[joint.qposadr[0]] = reference
+    sim.set_state(q, np.zeros_like(q))
+    data.qfrc_applied[:] = 0.0
+    data.qfrc_applied[sim.actuated] = tau
+    mujoco.mj_forward(model, data)
+    nv = model.nv
+    mass = np.zeros((nv, nv))
+    mujoco.mj_fullM(model, data, mass)
+    J = np.array(data.efc_J[:data.nefc * nv]).reshape(data.nefc, nv)
+    kkt = np.block([[mass, J.T], [J, np.zeros((data.nefc, data.nefc))]])
+    rhs = np.concatenate((data.qfrc_applied + data.qfrc_passive - data.qfrc_bias,
+                          np.zeros(data.nefc)))
+    return np.linalg.lstsq(kkt, rhs, rcond=None)[0][:nv][sim.dof]
+
+
+def test_cassies_knee_and_heel_springs_act_as_in_mujoco():
+    """Cassie's two legs (pelvis fixed), their four springs (1500 and 1250 N·m/rad) at
+    their references + 0.1 rad: the constrained accelerations under random motor torques,
+    at the drawn pose and at poses the loops close around it, equal MuJoCo's to 1e-7 of
+    their size; without the springs they are off by far more."""
+    from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
+    text = CASSIE.read_text()
+    springs = sdf_springs(text)
+    assert sorted(k for k, _ in springs.values()) == [1250.0, 1250.0, 1500.0, 1500.0]
+    for name, (_, reference) in springs.items():
+        text = text.replace(f"<spring_reference>{reference:g}</spring_reference>",
+                            f"<spring_reference>{reference + SHIFT:g}</spring_reference>")
+    shifted = {name: (k, reference + SHIFT) for name, (k, reference) in springs.items()}
+    motors = [f"{side}-{joint}" for side in ("left", "right")
+              for joint in ("roll-op", "yaw-op", "pitch-op", "knee-op", "tarsus-crank-joint")]
+    chain = load_sdf(text, actuated_joints=motors)
+    for name, (k, reference) in shifted.items():
+        index = chain.tree.joint_index(name)
+        assert (chain.springs.stiffness[index], chain.springs.reference[index]) == (k, reference)
+    sim = MujocoClosedChain(chain, time_step=1e-4)
+    unsprung = MujocoClosedChain(load_sdf(CASSIE.read_text().replace(
+        "spring_stiffness", "spring_unused"), actuated_joints=motors))
+    rng = np.random.default_rng(8)
+    v = chain.partition.v
+    for step in (0.0, 0.01, -0.01):
+        q = chain.close_from(chain.reference, chain.reference[list(v)] + step)
+        tau = rng.uniform(-20.0, 20.0, len(motors))
+        qdd, _ = chain.forward_dynamics(q, np.zeros(chain.tree.dof), tau)
+        reference = mujoco_acceleration(sim, q, tau, shifted)
+        scale = np.abs(reference).max()
+        assert np.abs(qdd - reference).max() < 1e-7 * scale, (step, qdd, reference)
+        without = mujoco_acceleration(unsprung, q, tau, {})
+        assert np.abs(without - reference).max() > 0.1 * scale
+
+
+@pytest.mark.parametrize("tag, value", [("spring_stiffness", "-5"), ("damping", "-1")])
+def test_a_negative_stiffness_or_damping_is_refused_by_name(tag, value):
+    text = pendulum_sdf().replace(f"<{tag}>", f"<{tag}>{value}").replace(
+        f"<{tag}>{value}{K if tag == 'spring_stiffness' else D}", f"<{tag}>{value}")
+    with pytest.raises(URDFError, match=f"joint 'hinge' <{tag}> {value}: must be ≥ 0"):
+        load_sdf(text)
