@@ -15,8 +15,9 @@ import pytest
 from closed_chain_models import planar_four_bar_sdf
 from robo_dynamics.closed_chain import load_sdf
 from robo_dynamics.errors import URDFError
-from robo_dynamics.simulation.constrained.dae import BDF
+from robo_dynamics.simulation.constrained.dae import BDF, residual
 from robo_dynamics.simulation.constrained.integrators import ReducedBDF, dormand_prince
+from robo_dynamics.simulation.constrained.system_jacobian import system_jacobian
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -94,19 +95,40 @@ def test_it_oscillates_about_its_static_deflection_at_the_closed_form_frequency(
     assert abs(qd[0]) < 1e-3 * amplitude * omega
 
 
+def sprung_four_bar(stiffness):
+    """The planar four-bar with a spring (`stiffness`, reference 0.3 rad) and a damper
+    (0.05 N·m·s/rad) on its coupler's joint, a passive one."""
+    text = planar_four_bar_sdf().replace(
+        '<joint name="coupler_joint" type="revolute"><parent>crank</parent>'
+        '<child>coupler</child><axis><xyz>0 -1 0</xyz>',
+        '<joint name="coupler_joint" type="revolute"><parent>crank</parent>'
+        '<child>coupler</child><axis><xyz>0 -1 0</xyz><dynamics><damping>0.05</damping>'
+        f'<spring_stiffness>{stiffness}</spring_stiffness>'
+        '<spring_reference>0.3</spring_reference></dynamics>')
+    return load_sdf(text, actuated_joints=["crank_joint"])
+
+
+def test_the_system_jacobian_of_a_sprung_damped_four_bar_equals_central_differences():
+    """Eq. 27's ∂G/∂Y with the spring's K and the damper's D (system_jacobian.py)."""
+    chain = sprung_four_bar(20.0)
+    q = chain.close(np.array([0.8, 0.0, 0.0]), chain.reference)
+    w = chain.velocities(q, [1.3])
+    qdd, lam = chain.forward_dynamics(q, w)
+    Y, Yp = np.concatenate((w, q)), np.concatenate((qdd, w))
+    dG_dY, _ = system_jacobian(chain, q, w, qdd, lam)
+    assert np.abs(residual(chain, Y, Yp, lam)).max() < 1e-9          # a solution of eq. 27
+    step = 1e-6
+    differences = np.array([(residual(chain, Y + step * e, Yp, lam)
+                             - residual(chain, Y - step * e, Yp, lam)) / (2 * step)
+                            for e in np.eye(len(Y))]).T
+    assert np.abs(dG_dY - differences).max() < 1e-7 * np.abs(differences).max()
+
+
 def test_the_dae_with_its_system_jacobian_moves_a_sprung_damped_four_bar_as_runge_kutta():
     """The four-bar with a spring and a damper on its coupler's joint (passive), falling:
     eq. 27 by BDF (its system Jacobian with K and D) and the reduced equations by BDF agree
     with Dormand–Prince to 1e-6 rad after 0.1 s; without the spring it moves elsewhere."""
-    def sprung(stiffness):
-        text = planar_four_bar_sdf().replace(
-            '<joint name="coupler_joint" type="revolute"><parent>crank</parent>'
-            '<child>coupler</child><axis><xyz>0 -1 0</xyz>',
-            '<joint name="coupler_joint" type="revolute"><parent>crank</parent>'
-            '<child>coupler</child><axis><xyz>0 -1 0</xyz><dynamics><damping>0.05</damping>'
-            f'<spring_stiffness>{stiffness}</spring_stiffness>'
-            '<spring_reference>0.3</spring_reference></dynamics>')
-        return load_sdf(text, actuated_joints=["crank_joint"])
+    sprung = sprung_four_bar
     chain = sprung(20.0)
     assert chain.springs is not None and chain.springs.stiffness.tolist() == [0.0, 20.0, 0.0]
     q0 = chain.close(np.array([0.2, 0.0, 0.0]), chain.reference)
