@@ -15,6 +15,7 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     branch.py          the assembly branch a closed pose is on (the signs of det Φ_u)
     motor_space.py     MotorSpace: its dynamics in the motors' coordinates, state by state
     motor_closure.py   the loops closed for the motors, compiled (Newton's step, B_u, det Φ_u)
+    springs.py         joint springs and dampers (from SDF or a params file)
     motor_model.py     MotorModel: its motors as a controller sees them (the solver of
                        them: backends/closed_chain_backend.py)
 Its motion in time (the reduced equations' integrators, the DAE on its system Jacobian)
@@ -26,6 +27,7 @@ from .closures import Closure, closure, closures_from_parameters
 from .mechanism import ClosedChain
 from .motor_space import MotorSpace
 from .sdf import load_sdf
+from .springs import springs_from_parameters
 from .tree import KinematicTree, load_tree
 from .urdf_closures import gazebo_closures, transmission_joints
 
@@ -35,7 +37,8 @@ def load_closed_chain(source, parameters=None, closures=(), actuated_joints=None
     """A ClosedChain from a URDF (text or path) and its closures: `closures` (Closure
     objects), the URDF's <gazebo> joints and those of `parameters` (a node's
     ros__parameters: loop_closures). The motors: actuated_joints, else the parameters',
-    else the URDF's transmissions."""
+    else the URDF's transmissions. Joint springs and dampers: the parameters'
+    joint_springs (springs.py)."""
     parameters = parameters or {}
     xml_text, _ = read_description(source)
     tree = load_tree(xml_text, gravity=gravity)
@@ -43,7 +46,8 @@ def load_closed_chain(source, parameters=None, closures=(), actuated_joints=None
              + closures_from_parameters(parameters))
     if actuated_joints is None:
         actuated_joints = parameters.get("actuated_joints") or transmission_joints(xml_text)
-    return ClosedChain(tree, every, tuple(actuated_joints), reference)
+    return ClosedChain(tree, every, tuple(actuated_joints), reference,
+                       springs_from_parameters(tree, parameters.get("joint_springs")))
 
 
 __all__ = ["ClosedChain", "Closure", "KinematicTree", "MotorSpace", "closure",

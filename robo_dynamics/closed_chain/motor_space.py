@@ -230,9 +230,13 @@ class MotorSpace:
         ∂T̂/∂θ_j = (Bᵀ ∂T/∂q)_j + pᵀ ∂q̇/∂θ_j, p = M q̇. Only q̇_u varies with θ at fixed θ̇;
         differentiating Φ_q q̇ = 0 along the closed motion (∂q/∂θ_j = B_j) gives
         Φ_u ∂q̇_u/∂θ_j = −W B_j (W = ∂(Φ_q q̇)/∂q), so pᵀ ∂q̇/∂θ_j = −μᵀ W B_j with
-        Φ_uᵀ μ = p_u: Ĉᵀθ̇ = Bᵀ (∂T/∂q − Wᵀ μ)."""
-        B = self.state(theta, theta_dot)[2]
+        Φ_uᵀ μ = p_u: Ĉᵀθ̇ = Bᵀ (∂T/∂q − Wᵀ μ). Joint dampers' torque −D q̇ joins the
+        second term (the observer's β = ĝ − Ĉᵀθ̇ then holds it; ĝ holds the springs')."""
+        q, qd, B, _ = self.state(theta, theta_dot)
         p, y = self._momentum
+        springs = self.chain.springs
+        if springs is not None:
+            y = y - springs.damping * qd
         return B.T @ p, B.T @ y
 
     def inverse_dynamics(self, theta, theta_dot, theta_ddot, wrench=None, link=None,

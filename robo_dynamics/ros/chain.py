@@ -21,6 +21,9 @@ def load_chain(description, values):
     its own way. Raises URDFError / ArgumentError with the reason."""
     if values.get("actuated_joints") or values.get("loop_closures"):
         return with_limits(load_linkage(description, values), values)
+    if values.get("joint_springs"):
+        raise ArgumentError("joint_springs: springs act on a closed linkage's joints only "
+                            "(give actuated_joints); a serial chain's are not modelled yet")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
         return with_limits(load_robot(description, base_link=values["base_link"] or None,
@@ -46,14 +49,15 @@ def with_limits(model, values):
 
 def load_linkage(description, values):
     """The MotorModel (closed_chain/motor_model.py) of the closed linkage `description` describes
-    with the parameter values' actuated_joints and loop_closures (and the URDF's <gazebo>
-    closures), its tool at tip_link. ArgumentError / URDFError with the reason."""
+    with the parameter values' actuated_joints, loop_closures (and the URDF's <gazebo>
+    closures) and joint_springs, its tool at tip_link. ArgumentError / URDFError with the reason."""
     from ..closed_chain import load_closed_chain
     from ..closed_chain.motor_model import motor_model
     xml_text, _ = read_description(description)
     section = {"actuated_joints": values.get("actuated_joints") or []}
-    if values.get("loop_closures"):
-        section["loop_closures"] = values["loop_closures"]
+    for name in ("loop_closures", "joint_springs"):
+        if values.get(name):
+            section[name] = values[name]
     chain = load_closed_chain(xml_text, section, gravity=values["gravity"])
     if values["base_link"] and values["base_link"] != chain.tree.base_link:
         raise ArgumentError(f"base_link '{values['base_link']}': a closed linkage is taken "

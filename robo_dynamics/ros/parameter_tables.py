@@ -125,7 +125,18 @@ CLOSED_LINKAGE = {
                                 "loop_closures.<name>.type (point, revolute, weld), link_a, "
                                 "link_b and the frames xyz_a, rpy_a, xyz_b, rpy_b [m, rad] on "
                                 "them.", READ_ONLY),
+    "joint_springs.joints": Spec(None, STRINGS, "Joints of a closed linkage with a spring "
+                                 "or a damper (passive ones too), each given a value in "
+                                 "joint_springs.stiffness and, optionally, reference and "
+                                 "damping.", READ_ONLY),
+    "joint_springs.stiffness": Spec(None, DOUBLES, "Spring stiffness [N·m/rad or N/m] per "
+                                    "joint of joint_springs.joints.", READ_ONLY),
+    "joint_springs.reference": Spec(None, DOUBLES, "Where each spring is relaxed [rad or m]; "
+                                    "unset: 0.", READ_ONLY),
+    "joint_springs.damping": Spec(None, DOUBLES, "Viscous damping [N·m·s/rad or N·s/m] per "
+                                  "joint; unset: 0.", READ_ONLY),
 }
+SPRING_FIELDS = ("joints", "stiffness", "reference", "damping")
 CLOSURE_FIELDS = {"type": "", "link_a": "", "link_b": "", "xyz_a": [0.0] * 3,
                   "rpy_a": [0.0] * 3, "xyz_b": [0.0] * 3, "rpy_b": [0.0] * 3}
 

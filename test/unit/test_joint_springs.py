@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 from closed_chain_models import planar_four_bar_sdf
-from robo_dynamics.closed_chain import load_sdf
-from robo_dynamics.errors import URDFError
+from palletizer import PARAMETERS as PALLETIZER_PARAMETERS, URDF as PALLETIZER
+from palletizer import closed, holding_torque
+from robo_dynamics.closed_chain import load_closed_chain, load_sdf
+from robo_dynamics.errors import ArgumentError, URDFError
 from robo_dynamics.simulation.constrained.dae import BDF, residual
 from robo_dynamics.simulation.constrained.integrators import ReducedBDF, dormand_prince
 from robo_dynamics.simulation.constrained.system_jacobian import system_jacobian
@@ -222,3 +224,84 @@ def test_a_negative_stiffness_or_damping_is_refused_by_name(tag, value):
         f"<{tag}>{value}{K if tag == 'spring_stiffness' else D}", f"<{tag}>{value}")
     with pytest.raises(URDFError, match=f"joint 'hinge' <{tag}> {value}: must be ≥ 0"):
         load_sdf(text)
+
+
+# -- springs beside a URDF: the palletizer with joint_springs in its params -------------------
+ROD_K, ROD_REF, ELBOW_D = 80.0, 0.05, 3.0      # N·m/rad, rad, N·m·s/rad
+
+
+def sprung_palletizer(**fields):
+    """The shipped palletizer with a spring on its rod joint and a damper on its elbow (both
+    passive) in its params file's joint_springs (`fields` replace them)."""
+    section = {"joints": ["rod_joint", "elbow_joint"], "stiffness": [ROD_K, 0.0],
+               "reference": [ROD_REF, 0.0], "damping": [0.0, ELBOW_D], **fields}
+    return load_closed_chain(PALLETIZER, {**PALLETIZER_PARAMETERS, "joint_springs": section})
+
+
+def test_a_params_files_springs_on_passive_joints_add_their_virtual_work_to_the_motors():
+    """rod = shoulder − rear and elbow = rear − shoulder (the parallelogram): the spring adds
+    ∂(½ k (rod − rod₀)²)/∂θ = ±k (rod − rod₀) to the shoulder and the rear motor, the damper
+    ∓d (rear − shoulder)˙; at rest the holding torques are the drawing's ∂V/∂θ plus those."""
+    chain = sprung_palletizer()
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        motors = rng.uniform(-0.3, 0.3, 4)
+        q = closed(chain, motors)
+        names = chain.tree.joint_names
+        rod = q[names.index("rod_joint")]
+        assert abs(rod - (motors[1] - motors[2])) < 1e-9
+        zero = np.zeros(chain.tree.dof)
+        tau, _ = chain.inverse_dynamics(q, zero, zero)
+        spring = np.array([0.0, ROD_K * (rod - ROD_REF), -ROD_K * (rod - ROD_REF), 0.0])
+        expected = holding_torque(motors[1], motors[2]) + spring
+        np.testing.assert_allclose(tau, expected, rtol=1e-6, atol=1e-6)
+        rates = rng.uniform(-1.0, 1.0, 4)
+        qd = chain.velocities(q, rates[[list(chain.partition.v).index(i)
+                                        for i in chain.actuated]])
+        qd_rates = qd[list(chain.actuated)]
+        damped, _ = chain.inverse_dynamics(q, qd, chain.accelerations(q, qd, np.zeros(4)))
+        undamped, _ = sprung_palletizer(damping=[0.0, 0.0]).inverse_dynamics(
+            q, qd, chain.accelerations(q, qd, np.zeros(4)))
+        elbow_rate = qd_rates[2] - qd_rates[1]
+        np.testing.assert_allclose(damped - undamped, [0.0, -ELBOW_D * elbow_rate,
+                                                       ELBOW_D * elbow_rate, 0.0], atol=1e-9)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"joints": ["rod_joint", "nowhere"]}, r"\['nowhere'\] are not movable joints"),
+    ({"stiffness": [1.0]}, "joint_springs.stiffness: 2 finite values"),
+    ({"damping": [0.0, -1.0]}, r"joint_springs.damping: must be ≥ 0"),
+    ({"joints": ["rod_joint", "rod_joint"]}, "a joint named twice")])
+def test_a_wrong_joint_springs_entry_is_refused_by_name(fields, message):
+    with pytest.raises(ArgumentError, match=message):
+        sprung_palletizer(**fields)
+
+
+def test_the_momentum_observer_sees_no_external_torque_from_the_springs_and_dampers():
+    """MuJoCo moves the sprung, damped palletizer under constant motor torques for 0.3 s;
+    the momentum observer fed the motor states and torques (its ĝ with the springs, its
+    momentum terms with the dampers: MotorSpace) estimates no external torque: within 1 %
+    of the torque the spring and the damper exert on the motors; leaving the dampers out
+    of the momentum terms would show them as an external torque."""
+    from robo_dynamics.closed_chain import MotorSpace
+    from robo_dynamics.control.momentum_observer import MomentumObserver
+    from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
+    chain = sprung_palletizer()
+    motors = MotorSpace(chain)
+    plant = MujocoClosedChain(chain, time_step=1e-4)
+    actuated = list(chain.actuated)
+    q = closed(chain, [0.2, 0.1, -0.1, 0.0])
+    plant.set_state(q, np.zeros(chain.tree.dof))
+    tau = motors.gravity(q[actuated]) + np.array([0.5, 15.0, -15.0, 0.1])
+    observer, largest, passive = MomentumObserver([50.0] * 4), 0.0, 0.0
+    for step in range(300):
+        q, qd = plant.data.qpos[plant.qpos].copy(), plant.data.qvel[plant.dof].copy()
+        theta, theta_dot = q[actuated], qd[actuated]
+        p, coriolis_t = motors.momentum_terms(theta, theta_dot)
+        r = observer.update(step * 1e-3, p, motors.gravity(theta) - coriolis_t, tau)
+        largest = max(largest, np.abs(r).max())
+        B = motors.closed(theta)[1]
+        passive = max(passive, np.abs(B.T @ chain.springs.torque(q, qd)).max())
+        plant.run(1e-3, tau)
+    assert passive > 5.0                 # N·m: what the spring and damper exert meanwhile
+    assert largest < 0.01 * passive, (largest, passive)

@@ -7,7 +7,7 @@ parameter names, for a command line."""
 import yaml
 from rcl_interfaces.msg import ParameterDescriptor
 
-from ..parameter_tables import CLOSURE_FIELDS, DOUBLES, STRING
+from ..parameter_tables import CLOSURE_FIELDS, DOUBLES, SPRING_FIELDS, STRING
 
 
 def declare_closures(node):
@@ -25,11 +25,14 @@ def declare_closures(node):
 
 def linkage_values(node, values):
     """`values` (the node's parameters, parameters.read) with loop_closures as the nested
-    section {names: [...], name: {field: value}} (None when no closure is named)."""
+    section {names: [...], name: {field: value}} (None when no closure is named) and
+    joint_springs as {joints, stiffness, reference, damping} (None when no joint is)."""
     names = values.pop("loop_closures.names", None) or []
     values["loop_closures"] = None if not names else {"names": list(names), **{
         name: {field: _plain(node.get_parameter(f"loop_closures.{name}.{field}").value)
                for field in CLOSURE_FIELDS} for name in names}}
+    springs = {field: values.pop(f"joint_springs.{field}", None) for field in SPRING_FIELDS}
+    values["joint_springs"] = springs if springs["joints"] else None
     return values
 
 
@@ -38,10 +41,10 @@ def _plain(value):
 
 
 def linkage_section(params_file):
-    """{actuated_joints, loop_closures, tip_link, effort_limits, velocity_limits} of the
-    dynamics_node section of `params_file` (a ROS 2 params file), those given: what sim_arm
-    needs to simulate the same linkage (its drives' limits where the URDF leaves them 0);
-    {} for a serial arm's file."""
+    """{actuated_joints, loop_closures, joint_springs, tip_link, effort_limits,
+    velocity_limits} of the dynamics_node section of `params_file` (a ROS 2 params file),
+    those given: what sim_arm needs to simulate the same linkage (its drives' limits where
+    the URDF leaves them 0); {} for a serial arm's file."""
     with open(params_file, encoding="utf-8") as stream:
         content = yaml.safe_load(stream) or {}
     for key, section in content.items():
@@ -50,8 +53,9 @@ def linkage_section(params_file):
             if "actuated_joints" not in values and "loop_closures" not in values:
                 return {}
             return {name: values[name] for name in ("actuated_joints", "loop_closures",
-                                                    "tip_link", "effort_limits",
-                                                    "velocity_limits") if name in values}
+                                                    "joint_springs", "tip_link",
+                                                    "effort_limits", "velocity_limits")
+                    if name in values}
     return {}
 
 
