@@ -366,3 +366,21 @@ def test_the_mg400s_urdf_alone_is_refused_for_its_zero_limits_and_loads_with_its
     model = load_chain(urdf, values)
     assert list(model.joint_names) == section["actuated_joints"]
     np.testing.assert_array_equal(model.effort_limit, section["effort_limits"])
+
+
+def test_a_spring_in_the_params_file_is_held_by_the_motors_too(ros):
+    """joint_springs on the rod joint (passive: rod = shoulder − rear): the node's gravity
+    compensation adds the spring's ∂(½ k (rod − rod₀)²)/∂θ = ±k (rod − rod₀) to the shoulder
+    and the rear motor (virtual work on the drawing)."""
+    k, rod0 = 80.0, 0.05
+    section = {**SECTION, "joint_springs": {"joints": ["rod_joint"], "stiffness": [k],
+                                            "reference": [rod0]}}
+    harness = Harness(default_state=(list(MOTORS), THETA, [0.0] * 4),
+                      robot_description_file=str(URDF), **flat(section))
+    try:
+        spring = k * (THETA[1] - THETA[2] - rod0)
+        np.testing.assert_allclose(settled_command(harness),
+                                   holding_torque(THETA[1], THETA[2]) + [0, spring, -spring, 0],
+                                   rtol=1e-6, atol=1e-6)
+    finally:
+        harness.close()
