@@ -1,7 +1,8 @@
-"""dynamics_node's joint-state callback at 1 kHz on the shipped palletizer (its loop closed
-on every state) and on the shipped UR5e, in the same run (issue 47: BENCHMARKS.md 3e).
+"""dynamics_node's joint-state callback at 1 kHz on the shipped palletizer and Delta (their
+loops closed on every state) and on the shipped UR5e, in the same run (issues 47 and 64:
+BENCHMARKS.md 3e).
 
-    python -m benchmarks.linkage_node [--seconds S] [--rounds N]
+    python -m benchmarks.linkage_node [--seconds S] [--rounds N] [--arms NAME ...]
 
 A driver publishes the motors' states at 1 kHz, each motor swept 0.1 to 0.17 rad at 0.5 Hz
 (a new closure on every state), with the efforts that make the motion; the node computes gravity
@@ -20,6 +21,7 @@ from .node import callback_percentiles, drive
 
 SWEEP_HZ = 0.5          # each motor swept at this frequency, 0.1 to 0.17 rad about its start
 ARMS = {"rd_palletizer": np.array([0.5, 0.3, -0.3, 0.4]),
+        "rd_delta": np.array([0.2, -0.1, 0.15]),
         "rd_ur5e": np.array([0.3, -1.2, 1.4, -0.9, 1.2, 0.4])}
 
 
@@ -30,7 +32,7 @@ def run(name, start, seconds, rate):
     urdf, params = REPO / "urdf" / f"{name}.urdf", REPO / "config" / f"{name}.yaml"
     section = yaml.safe_load(params.read_text())["/**/dynamics_node"]["ros__parameters"]
     if "loop_closures" in section:
-        solver = ClosedChainSolver(linkage(name), "tool0")
+        solver = ClosedChainSolver(linkage(name), section["tip_link"])
     else:
         solver = rd.make_solver(rd.load_robot(urdf), "pinocchio")
     names = list(solver.model.joint_names)
@@ -59,29 +61,33 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=10.0, help="per arm and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rate", type=float, default=1000.0)
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
     args = parser.parse_args(argv)
     import rclpy
     from robo_dynamics.ros.isolation import isolate
     isolate()
     rclpy.init()
-    medians = {name: [] for name in ARMS}
+    medians = {name: [] for name in args.arms}
     try:
         print("| round | arm | sent | answered | callback p50 / p99 [µs] | node CPU [%] |")
         print("| --- | --- | --- | --- | --- | --- |")
         for round_ in range(1, args.rounds + 1):       # the arms in turn: the VM drifts
-            for name, start in ARMS.items():
-                result = run(name, start, args.seconds, args.rate)
+            for name in args.arms:
+                result = run(name, ARMS[name], args.seconds, args.rate)
                 p50, p99, _, _ = callback_percentiles(result)
                 medians[name].append(p50)
                 print(f"| {round_} | {name} | {result['sent']} | {result['received']} | "
                       f"{p50:.0f} / {p99:.0f} | {result['cpu_percent']:.0f} |", flush=True)
     finally:
         rclpy.try_shutdown()
-    palletizer, serial = (np.array(medians[name]) for name in ARMS)
-    print(f"\ncallback p50, median of the rounds: rd_palletizer {np.median(palletizer):.0f} µs, "
-          f"rd_ur5e {np.median(serial):.0f} µs; ratio per round "
-          f"{', '.join(f'{x:.2f}' for x in palletizer / serial)} "
-          f"(median {np.median(palletizer / serial):.2f})")
+    serial = np.array(medians.get("rd_ur5e", []))
+    for name in args.arms:
+        if name == "rd_ur5e" or not len(serial):
+            continue
+        ratio = np.array(medians[name]) / serial
+        print(f"\ncallback p50, median of the rounds: {name} "
+              f"{np.median(medians[name]):.0f} µs, rd_ur5e {np.median(serial):.0f} µs; ratio "
+              f"per round {', '.join(f'{x:.2f}' for x in ratio)} (median {np.median(ratio):.2f})")
 
 
 if __name__ == "__main__":
