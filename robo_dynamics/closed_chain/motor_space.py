@@ -56,7 +56,8 @@ class MotorSpace:
         self._motor_terms = chain.compiled.motor_terms(chain.partition.rows, chain.partition.u)
         # a stream's next state, closed in compiled code (None: a mechanism it is not for)
         self._compiled_closure = motor_closure(chain.compiled, chain.partition.rows,
-                                               chain.partition.u, chain.actuated)
+                                               chain.partition.u, chain.actuated,
+                                               at=chain.reference)
         self._B_motors = np.zeros((chain.tree.dof, self.dof))     # B's motor rows: I
         self._B_motors[self._motors, np.arange(self.dof)] = 1.0
         self.passive_joints = tuple(name for i, name in enumerate(self.tree.joint_names)
@@ -119,7 +120,10 @@ class MotorSpace:
             return None
         q, moved = guess.tolist(), 0.0
         for _ in range(COMPILED_ITERATIONS):
-            Phi, step, inverse, B_u, det, h = self._compiled_closure(q)
+            result = self._compiled_closure(q)
+            if result is None:
+                return None
+            Phi, step, inverse, B_u, det, h = result
             if not det * det > SINGULAR * h:           # also NaN
                 return None
             if max(map(abs, Phi)) <= NEWTON_TOLERANCE:

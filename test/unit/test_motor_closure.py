@@ -1,7 +1,8 @@
-"""The motors' closure compiled for small loops (closed_chain/motor_closure.py): Φ, Newton's
-step, Φ_u⁻¹ by the adjugate, B_u, det Φ_u and Hadamard's bound against NumPy's linear algebra
-on the general forms (closures.py); and a stream of states closed by it in MotorSpace against
-the same stream closed by the general path (ClosedChain.newton and NumPy)."""
+"""The motors' closure compiled (closed_chain/motor_closure.py): Φ, Newton's step, Φ_u⁻¹ (by
+the adjugate for small loops, by Gauss–Jordan elimination for the Delta's 9 dependent
+coordinates), B_u, det Φ_u and Hadamard's bound against NumPy's linear algebra on the general
+forms (closures.py); and a stream of states closed by it in MotorSpace against the same
+stream closed by the general path (ClosedChain.newton and NumPy)."""
 
 import numpy as np
 import pytest
@@ -28,22 +29,32 @@ def spatial_cut(kind):
 
 
 @pytest.mark.parametrize("case", ["point, u 3 joints", "revolute, 2 of its rows",
-                                  "rd_palletizer"])
+                                  "rd_palletizer", "rd_delta"])
 def test_the_compiled_closure_is_numpys_algebra_on_the_general_forms(case):
-    """At random q, where Φ_u is not near singular (det²/h > 1e-6): each output against
-    closures.py's Φ and Φ_q with np.linalg (1e-10 of each one's size)."""
-    if case == "rd_palletizer":
-        chain = shipped_linkage("rd_palletizer")
+    """At random q (the Delta: 1 mrad from closed poses, its motors ±0.4 rad), where Φ_u is
+    not near singular (det²/h > 1e-6, the Delta's 1e-5): each output against closures.py's Φ
+    and Φ_q with np.linalg (1e-10 of each one's size)."""
+    poses, floor = None, 1e-6
+    if case.startswith("rd_"):
+        chain = shipped_linkage(case)
         tree, closures, compiled = chain.tree, chain.closures, chain.compiled
         rows, u, v = list(chain.partition.rows), list(chain.partition.u), chain.actuated
+        if case == "rd_delta":     # its platform hangs from guides: only poses near closed
+            rng = np.random.default_rng(2)       # ones are in the elimination order's reach
+            poses, floor = [], 1e-5
+            for _ in range(20):
+                q = chain.reference.copy()
+                q[list(v)] = rng.uniform(-0.4, 0.4, 3)
+                poses.append(chain.close(q, start=chain.reference)
+                             + rng.normal(0.0, 1e-3, tree.dof))
     else:
         tree, closures, compiled = spatial_cut(case.split(",")[0])
         rows, u = ([0, 1, 2], [0, 1, 2]) if case.startswith("point") else ([3, 4], [1, 4])
         v = [j for j in range(tree.dof) if j not in u][::-1]          # any order
     function = motor_closure(compiled, rows, u, v)
     rng, checked = np.random.default_rng(8), 0
-    for _ in range(20):
-        q = rng.uniform(-2.0, 2.0, tree.dof)
+    for k in range(20):
+        q = rng.uniform(-2.0, 2.0, tree.dof) if poses is None else poses[k]
         Phi, step, inverse, B_u, det, h = function(q.tolist())
         kin = tree_kinematics(tree, q)
         # each loop's rows in its ancestor's axes, as the mechanism takes them
@@ -54,7 +65,7 @@ def test_the_compiled_closure_is_numpys_algebra_on_the_general_forms(case):
         np.testing.assert_allclose(Phi, Phi_expected, rtol=0, atol=1e-12)
         np.testing.assert_allclose(det, np.linalg.det(Phi_u), rtol=1e-10)
         np.testing.assert_allclose(h, np.prod(np.sum(Phi_u ** 2, axis=1)), rtol=1e-12)
-        if det ** 2 <= 1e-6 * h:
+        if det ** 2 <= floor * h:
             continue
         checked += 1
         expected = {"Φ_u⁻¹": np.linalg.inv(Phi_u), "step": np.linalg.solve(Phi_u, Phi_expected),
@@ -66,27 +77,25 @@ def test_the_compiled_closure_is_numpys_algebra_on_the_general_forms(case):
     assert checked >= 10
 
 
-def test_it_is_for_small_loops_without_a_weld():
-    """None for the Delta (9 dependent coordinates), a weld's rows and no dependent one."""
-    delta = shipped_linkage("rd_delta")
-    assert len(delta.partition.u) == 9
-    assert motor_closure(delta.compiled, delta.partition.rows, delta.partition.u,
-                         delta.actuated) is None
+def test_it_is_for_loops_without_a_weld():
+    """None for a weld's rows and no dependent coordinate."""
     tree, _, compiled = spatial_cut("weld")
     assert motor_closure(compiled, [3, 4], [0, 1], [2, 3]) is None        # rotation rows
     assert motor_closure(compiled, [], [], list(range(tree.dof))) is None
     assert motor_closure(compiled, [0, 1], [0, 1], [2, 3]) is not None    # its point rows
 
 
-@pytest.mark.parametrize("name", ["rd_palletizer", "planar four-bar"])
+@pytest.mark.parametrize("name", ["rd_palletizer", "rd_delta", "planar four-bar"])
 def test_a_stream_closed_in_compiled_code_is_the_general_paths(name, monkeypatch):
     """The motors along a stream of states (up to 40 mrad apart): the closed pose, B, c and
     the momentum terms and gravity the controller reads, with the compiled closure and with
     the general path (the compiled one declining every state: Φ_u taken for near singular),
     agree to 1e-12 of each one's size. The palletizer's first-order guess is exact (a
-    parallelogram: one evaluation per state), the four-bar's not (Newton's steps)."""
-    if name == "rd_palletizer":
-        chain, start = shipped_linkage(name), np.array([0.5, 0.3, -0.3, 0.4])
+    parallelogram: one evaluation per state), the four-bar's and the Delta's not (Newton's
+    steps)."""
+    if name.startswith("rd_"):
+        start = [0.5, 0.3, -0.3, 0.4] if name == "rd_palletizer" else [0.2, -0.1, 0.15]
+        chain, start = shipped_linkage(name), np.array(start)
     else:
         chain, start = load_closed_chain(planar_four_bar_urdf(), FOUR_BAR_PARAMETERS), \
             np.array([THETA2_0])
