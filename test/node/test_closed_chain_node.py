@@ -376,7 +376,8 @@ def test_a_spring_in_the_params_file_is_held_by_the_motors_too(ros):
     section = {**SECTION, "joint_springs": {"joints": ["rod_joint"], "stiffness": [k],
                                             "reference": [rod0]}}
     harness = Harness(default_state=(list(MOTORS), THETA, [0.0] * 4),
-                      robot_description_file=str(URDF), **flat(section))
+                      node_args=["--ros-args", "-r", "__ns:=/sprung"],   # apart from the
+                      robot_description_file=str(URDF), **flat(section))  # module's node
     try:
         spring = k * (THETA[1] - THETA[2] - rod0)
         np.testing.assert_allclose(settled_command(harness),
