@@ -2,8 +2,8 @@
 
 Read: <model> with <link> (pose, <inertial>), <joint> of type revolute, continuous,
 prismatic, ball or fixed (parent, child, pose, <axis> with xyz, limit, dynamics: damping,
-spring_stiffness and spring_reference act, closed_chain/springs.py; friction is not
-modelled), <frame>; every <pose> with `relative_to` (SDFormat 1.7+: a link's default is the
+spring_stiffness and spring_reference act, closed_chain/springs.py; a friction is not
+modelled: refused), <frame>; every <pose> with `relative_to` (SDFormat 1.7+: a link's default is the
 model frame, a joint's its child link, a frame's the frame it is attached to), in radians
 or degrees, Euler or quaternion. A joint to `world` fixes the mechanism there; without one the first
 link is the base. What else a model may hold that changes the dynamics (a gearbox,
@@ -238,11 +238,16 @@ def _dynamics(joint):
 
 def _spring(joint):
     """(spring_stiffness, spring_reference) from <axis><dynamics>; (0, 0) if none. URDFError
-    for a negative stiffness or damping (they would feed energy in)."""
+    for a negative stiffness or damping (they would feed energy in) and for a friction,
+    which is not modelled."""
     for tag in ("spring_stiffness", "damping"):
         value = _dynamics_value(joint, tag)
         if value < 0.0:
             raise URDFError(f"joint '{joint.get('name')}' <{tag}> {value:g}: must be ≥ 0")
+    friction = _dynamics_value(joint, "friction")
+    if friction != 0.0:
+        raise URDFError(f"joint '{joint.get('name')}' <friction> {friction:g}: joint friction "
+                        "is not modelled in a closed mechanism; remove it or set it to 0")
     return (_dynamics_value(joint, "spring_stiffness"),
             _dynamics_value(joint, "spring_reference"))
 

@@ -226,6 +226,14 @@ def test_a_negative_stiffness_or_damping_is_refused_by_name(tag, value):
         load_sdf(text)
 
 
+def test_a_joint_friction_is_refused_by_name_and_a_zero_one_is_not():
+    text = pendulum_sdf().replace("<dynamics>", "<dynamics><friction>0.3</friction>")
+    with pytest.raises(URDFError, match="joint 'hinge' <friction> 0.3: joint friction is not "
+                                        "modelled"):
+        load_sdf(text)
+    load_sdf(pendulum_sdf().replace("<dynamics>", "<dynamics><friction>0</friction>"))
+
+
 # -- springs beside a URDF: the palletizer with joint_springs in its params -------------------
 ROD_K, ROD_REF, ELBOW_D = 80.0, 0.05, 3.0      # N·m/rad, rad, N·m·s/rad
 
