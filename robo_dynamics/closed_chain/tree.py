@@ -147,13 +147,14 @@ class TreeBuilder:
             gravity=gravity_vector(gravity), warnings=tuple(warnings))
 
 
-def load_tree(source, gravity=STANDARD_GRAVITY, strict=False):
+def load_tree(source, gravity=STANDARD_GRAVITY, strict=False, mimics=None):
     """The whole URDF as a KinematicTree: every revolute, continuous and prismatic joint a
     coordinate, fixed joints folded, every link's inertia lumped into the body it is fixed to.
 
-    source: URDF text, a .urdf or a .xacro path. Raises URDFError naming the element for
-    what cannot be used: a floating or planar joint, a mimic joint (in a closed mechanism a
-    coupling is a closure, or it is left to the loop: say which by a closure).
+    source: URDF text, a .urdf or a .xacro path. mimics: a dict that receives each mimic
+    joint's (master, multiplier, offset), its joint a coordinate like the others (the loops
+    are to determine it: load_closed_chain); None: a mimic joint is refused. Raises
+    URDFError naming the element for what cannot be used: a floating or planar joint.
     """
     xml_text, where = read_description(source)
     robot, _ = parse_urdf(xml_text, where)
@@ -166,8 +167,13 @@ def load_tree(source, gravity=STANDARD_GRAVITY, strict=False):
             raise URDFError(f"joint '{joint.name}' ({joint.type}): a closed mechanism's tree "
                             "takes revolute, continuous, prismatic and fixed joints")
         if joint.mimic is not None:
-            raise URDFError(f"joint '{joint.name}': a mimic joint cannot be part of a closed "
-                            "mechanism's tree; describe the coupling as a loop closure")
+            if mimics is None:
+                raise URDFError(f"joint '{joint.name}': a mimic joint cannot be part of a "
+                                "closed mechanism's tree; describe the coupling as a loop "
+                                "closure")
+            mimics[joint.name] = (joint.mimic.joint, 1.0 if joint.mimic.multiplier is None
+                                  else joint.mimic.multiplier,
+                                  0.0 if joint.mimic.offset is None else joint.mimic.offset)
     root = next(name for name in links if name not in parents)
     builder = TreeBuilder(robot.name, root)
     notes = check_inertial(links[root], strict)

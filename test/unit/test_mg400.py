@@ -11,6 +11,7 @@ import yaml
 
 from conftest import REPO
 import realworld
+from pinocchio_loops import PinocchioLoops
 from robo_dynamics.closed_chain import load_closed_chain
 from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
 
@@ -70,59 +71,11 @@ def test_the_loops_place_the_passive_joints_where_its_driver_does(chain):
     assert worst < CAD_TOLERANCE
 
 
-class PinocchioMG400:
-    """The MG400 by Pinocchio's own URDF parser, the params file's loops as CONTACT_3D
-    constraints between the same points."""
-
-    def __init__(self, urdf, names):
-        self.model = pin.buildModelFromXML(urdf)
-        self.data = self.model.createData()
-        self.index = [self.model.idx_qs[self.model.getJointId(name)] for name in names]
-        loops = PARAMETERS["loop_closures"]
-        self.constraints = pin.StdVec_RigidConstraintModel()
-        for name in loops["names"]:
-            ends = []
-            for side in ("a", "b"):
-                frame = self.model.frames[self.model.getFrameId(loops[name][f"link_{side}"])]
-                ends += [frame.parentJoint, frame.placement * pin.SE3(
-                    np.eye(3), np.array(loops[name][f"xyz_{side}"], float))]
-            self.constraints.append(pin.RigidConstraintModel(
-                pin.ContactType.CONTACT_3D, self.model, *ends, pin.ReferenceFrame.LOCAL))
-        self.constraint_data = pin.StdVec_RigidConstraintData()
-        for constraint in self.constraints:
-            self.constraint_data.append(constraint.createData())
-        pin.initConstraintDynamics(self.model, self.data, self.constraints,
-                                   self.constraint_data)
-        self.settings = pin.ProximalSettings(1e-14, 1e-10, 100)
-
-    def accelerations(self, q, tau):
-        """q̈ (n,), our joint order, of the linkage at rest at q under joint torques tau."""
-        m = self.model
-        q_pin, tau_pin = np.zeros(m.nq), np.zeros(m.nv)
-        q_pin[self.index], tau_pin[self.index] = q, tau
-        qdd = pin.constraintDynamics(m, self.data, q_pin, np.zeros(m.nv), tau_pin,
-                                     self.constraints, self.constraint_data, self.settings)
-        return np.array(qdd)[self.index]
-
-    def holding_torques(self, q, motors):
-        """The motor torques that hold it at q: g = Sᵀτ + J_cᵀλ by least squares (the
-        loops' y rows are redundant), J_c as constraintDynamics placed it."""
-        self.accelerations(q, np.zeros(len(q)))
-        m, d = self.model, self.data
-        q_pin = np.zeros(m.nq)
-        q_pin[self.index] = q
-        g = pin.computeGeneralizedGravity(m, d, q_pin)
-        J_c = pin.getConstraintsJacobian(m, d, self.constraints, self.constraint_data)
-        S_T = np.zeros((m.nv, len(motors)))
-        S_T[[self.index[i] for i in motors], range(len(motors))] = 1.0
-        return np.linalg.lstsq(np.hstack((S_T, J_c.T)), g, rcond=1e-12)[0][:len(motors)]
-
-
 def test_its_holding_torques_are_pinocchios_from_the_same_urdf(urdf, chain):
     """At 20 closed poses across Dobot's ranges: the motor torques that hold the arm equal
     Pinocchio's statics to 1e-9 N·m, and under them Pinocchio's constraint dynamics leaves
     every joint at rest (|q̈| < 1e-8 rad/s²)."""
-    reference = PinocchioMG400(urdf, chain.tree.joint_names)
+    reference = PinocchioLoops(urdf, chain.tree.joint_names, PARAMETERS["loop_closures"])
     zero = np.zeros(chain.tree.dof)
     motors = list(chain.actuated)
     for angles in sweep(20, seed=5):
