@@ -99,3 +99,24 @@ def test_along_a_motion_its_torques_are_pinocchios_and_drive_mujocos_delta_along
         errors[name] = worst
     print(errors, "peak torque", np.abs(ours).max())
     assert errors["loop"] < 2e-5 and errors["cut tree"] > 0.05, errors
+
+
+def test_the_rods_carry_the_platform_by_newtons_second_law(delta):
+    """The force each rod end takes from the platform (closure_wrenches, from λ): on the
+    platform (0.6 kg in the URDF, read here; its massless Cartesian guide passes no force
+    along x, y or z) they and its weight make m a, a its acceleration (the guides' q̈). At
+    rest at the five poses and along the motion: Σ F = m (g − a) to 1e-9 of m g."""
+    import xml.etree.ElementTree as ET
+    urdf = ET.parse(REPO / "urdf" / "rd_delta.urdf").getroot()
+    mass = float(next(link for link in urdf.iter("link") if link.get("name") == "platform")
+                 .find("inertial/mass").get("value"))
+    g = np.array(delta.tree.gravity)
+    guides = [delta.tree.joint_index(f"guide_{axis}") for axis in "xyz"]
+    zero = np.zeros(delta.tree.dof)
+    states = [(closed(delta, motors), zero, zero) for motors in POSES] + motion(delta)[1][::25]
+    for q, qd, qdd in states:
+        _, lam = delta.inverse_dynamics(q, qd, qdd)
+        forces = [w.force for w in delta.closure_wrenches(q, lam)]   # the platform's on each rod
+        assert min(np.linalg.norm(f) for f in forces) > 0.1             # N: each rod carries
+        np.testing.assert_allclose(np.sum(forces, axis=0), mass * (g - qdd[guides]),
+                                   atol=1e-9 * mass * np.linalg.norm(g))
