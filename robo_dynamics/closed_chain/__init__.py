@@ -16,7 +16,7 @@ Technique" (docs/closed-chains.md). Plain Python + NumPy, like the rest of the c
     motor_space.py     MotorSpace: its dynamics in the motors' coordinates, state by state
     motor_closure.py   the loops closed for the motors, compiled (Newton's step, B_u, det Φ_u)
     springs.py         joint springs and dampers (from SDF or a params file)
-    mimics.py          a URDF's <mimic> joints that the loops determine: superseded
+    mimics.py          a URDF's <mimic> joints: superseded by the loops, or coupled motors
     motor_model.py     MotorModel: its motors as a controller sees them (the solver of
                        them: backends/closed_chain_backend.py)
 Its motion in time (the reduced equations' integrators, the DAE on its system Jacobian)
@@ -28,7 +28,7 @@ import dataclasses
 from ..model.source import read_description
 from .closures import Closure, closure, closures_from_parameters
 from .mechanism import ClosedChain
-from .mimics import superseded_mimics
+from .mimics import with_mimics
 from .motor_space import MotorSpace
 from .sdf import load_sdf
 from .springs import springs_from_parameters
@@ -43,7 +43,7 @@ def load_closed_chain(source, parameters=None, closures=(), actuated_joints=None
     ros__parameters: loop_closures). The motors: actuated_joints, else the parameters',
     else the URDF's transmissions. Joint springs and dampers: the parameters'
     joint_springs (springs.py). A <mimic> joint gives way to the loops where they determine
-    it (mimics.py); one they leave free is refused with the reason."""
+    it; one they leave free is kept as a coupling of its master motor (mimics.py)."""
     parameters = parameters or {}
     xml_text, _ = read_description(source)
     mimics = {}
@@ -53,12 +53,18 @@ def load_closed_chain(source, parameters=None, closures=(), actuated_joints=None
     if actuated_joints is None:
         actuated_joints = parameters.get("actuated_joints") or transmission_joints(xml_text)
     springs = springs_from_parameters(tree, parameters.get("joint_springs"))
-    chain = ClosedChain(tree, every, tuple(actuated_joints), reference, springs)
     if not mimics:
-        return chain
-    notes = superseded_mimics(chain, mimics)           # each mimic's error, or URDFError
-    tree = dataclasses.replace(tree, warnings=tree.warnings + notes)
-    return ClosedChain(tree, every, tuple(actuated_joints), reference, springs)
+        return ClosedChain(tree, every, tuple(actuated_joints), reference, springs)
+
+    def build(actuated, tree=tree):
+        return ClosedChain(tree, every, actuated, reference, springs)
+    build.tree = tree
+    chain, notes = with_mimics(build, actuated_joints, mimics)   # or URDFError
+    coupling = chain.coupling
+    chain = build(chain.actuated_joints, dataclasses.replace(tree, warnings=tree.warnings
+                                                             + notes))
+    chain.coupling = coupling
+    return chain
 
 
 __all__ = ["ClosedChain", "Closure", "KinematicTree", "MotorSpace", "closure",

@@ -52,6 +52,7 @@ class ClosedChain:
     """
 
     branch = None     # the reference's assembly branch (branch.py), for motor-driven ones
+    coupling = None   # coupled motors driving the actuated joints (mimics.Coupling)
 
     def __init__(self, tree, closures, actuated_joints=(), reference=None, springs=None):
         self.tree, self.closures = tree, tuple(closures)

@@ -66,13 +66,14 @@ def motor_model(chain, tip_link, urdf_xml=""):
     if tip_link not in tree.link_frames:
         raise ArgumentError(f"tip_link '{tip_link}' is not a link of the mechanism "
                             f"{sorted(tree.link_frames)}")
-    rows = list(chain.actuated)
+    motors = chain.actuated_joints if chain.coupling is None else chain.coupling.motors
+    rows = [tree.joint_index(name) for name in motors]
     passive = tuple(name for i, name in enumerate(tree.joint_names) if i not in rows)
     drawn = [i for i, link in enumerate(tree.body_links) if link is not None]   # not the
     # massless bodies between the axes of a ball joint
     return MotorModel(
         name=tree.name, base_link=tree.base_link, tip_link=tip_link,
-        joint_names=tuple(chain.actuated_joints),
+        joint_names=tuple(motors),
         joint_types=tuple(tree.joint_types[i] for i in rows), **tree.limits_of(rows),
         gravity=np.array(tree.gravity), passive_joints=passive,
         mechanism=chain, urdf_xml=urdf_xml, body_links=tuple(tree.body_links[i] for i in drawn),

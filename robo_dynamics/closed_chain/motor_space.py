@@ -45,8 +45,13 @@ class MotorSpace:
                                 f"mechanism's independent coordinates: one per degree of "
                                 f"freedom ({chain.dof}), each free to move")
         self.chain, self.tree = chain, chain.tree
-        self.joint_names = chain.actuated_joints
-        self.dof = len(chain.actuated)
+        # coupled motors (mimics.py): the actuated joints θ = G θ_r + offset of fewer motors
+        coupling = chain.coupling
+        self.joint_names = chain.actuated_joints if coupling is None else coupling.motors
+        self._k = len(chain.actuated)               # the chain's actuated joints
+        self.dof = len(self.joint_names)            # the motors
+        self._G = None if coupling is None else coupling.G
+        self._offset = None if coupling is None else coupling.offset
         v = list(chain.partition.v)
         self._columns = [v.index(i) for i in chain.actuated]   # motor k is v's _columns[k]
         self._motors = np.array(chain.actuated, dtype=np.intp)
@@ -58,10 +63,10 @@ class MotorSpace:
         self._compiled_closure = motor_closure(chain.compiled, chain.partition.rows,
                                                chain.partition.u, chain.actuated,
                                                at=chain.reference)
-        self._B_motors = np.zeros((chain.tree.dof, self.dof))     # B's motor rows: I
-        self._B_motors[self._motors, np.arange(self.dof)] = 1.0
-        self.passive_joints = tuple(name for i, name in enumerate(self.tree.joint_names)
-                                    if i not in chain.actuated)
+        self._B_motors = np.zeros((chain.tree.dof, self._k))      # B's motor rows: I
+        self._B_motors[self._motors, np.arange(self._k)] = 1.0
+        self.passive_joints = tuple(name for name in self.tree.joint_names
+                                    if name not in self.joint_names)
         self._last = np.array(chain.reference, dtype=float)
         self._closed_key, self._state_key, self._failed_at = None, None, None
         self._momentum = None   # (p = M q̇, y: Ĉᵀθ̇ = Bᵀ y) at the state (state())
@@ -79,6 +84,8 @@ class MotorSpace:
             return self._closed
         theta = self._motor_vector("theta", theta)
         key = theta.tobytes()
+        if self._G is not None:                      # the actuated joints the motors move
+            theta = self._G @ theta + self._offset
         if key != self._closed_key:
             guess = self._first_order_guess(theta)
             closed = None if guess is None else self._close_compiled(guess)
@@ -90,7 +97,8 @@ class MotorSpace:
                 self._det_sign = self._sign_of_det(q)   # the compiled path keeps its sign
             q, B, self._inverse = closed
             self._last, self._closed_key, self._closed_theta = q, key, theta
-            self._closed = (q, B)
+            self._closed_actuated = (q, B)
+            self._closed = (q, B) if self._G is None else (q, B @ self._G)
             self._failed_at = None
         return self._closed
 
@@ -103,7 +111,7 @@ class MotorSpace:
         step = theta - self._closed_theta
         if np.abs(step).max() > PREDICTED_STEP:
             return None
-        last_q, last_B = self._closed
+        last_q, last_B = self._closed_actuated
         guess = last_q + last_B @ step
         guess[self._motors] = theta
         return guess
@@ -133,7 +141,7 @@ class MotorSpace:
                 if len(self.chain.branch) > 1 and not self.chain.on_branch(np.array(q)):
                     return None
                 B = self._B_motors.copy()
-                B[self._u] = np.reshape(B_u, (len(self._u), self.dof))
+                B[self._u] = np.reshape(B_u, (len(self._u), self._k))
                 return np.array(q), B, inverse
             for i, delta in zip(self._u.tolist(), step):
                 q[i] -= delta
@@ -169,7 +177,7 @@ class MotorSpace:
             self._failed_at = theta
             if np.array_equal(self._last, chain.reference) or not chain.on_branch(self._last):
                 raise
-        v = np.empty(self.dof)
+        v = np.empty(self._k)
         v[self._columns] = theta                      # the independent coordinates, sorted
         return chain.close_from(self._last, v)
 
@@ -254,7 +262,8 @@ class MotorSpace:
         if wrench is not None:
             J = self.chain.compiled.frame(link, point)(q)[2]
             load = J.T @ np.asarray(wrench, dtype=float)
-        return self.chain.inverse_dynamics(q, qd, qdd, load)
+        tau, lam = self.chain.inverse_dynamics(q, qd, qdd, load)
+        return (tau, lam) if self._G is None else (self._G.T @ tau, lam)    # virtual work
 
     def closure_wrenches(self, theta, lam):
         """closures.ClosureWrench of each loop closure at θ from λ (inverse_dynamics)."""

@@ -68,12 +68,26 @@ class MujocoClosedChain:
                 equality.data[:3] = anchor
                 equality.solref = [-1e8, -2e4]      # stiffness, damping (negative: direct)
                 equality.solimp = SOLIMP
+        coupling = chain.coupling        # a kept mimic: a joint equality to its master
+        if coupling is not None:
+            for row, name in enumerate(chain.actuated_joints):
+                if name in coupling.motors:
+                    continue
+                column = int(np.flatnonzero(coupling.G[row])[0])
+                equality = spec.add_equality(type=mujoco.mjtEq.mjEQ_JOINT,
+                                             objtype=mujoco.mjtObj.mjOBJ_JOINT, name1=name,
+                                             name2=coupling.motors[column])
+                equality.data[:5] = [coupling.offset[row], coupling.G[row, column], 0, 0, 0]
+                equality.solref = [-1e8, -2e4]
+                equality.solimp = SOLIMP
         self.mj = spec.compile()
         self.data = mujoco.MjData(self.mj)
         joints = [self.mj.joint(name) for name in tree.joint_names]
         self.qpos = np.array([j.qposadr[0] for j in joints])
         self.dof = np.array([j.dofadr[0] for j in joints])
-        self.actuated = self.dof[list(chain.actuated)]
+        motors = (chain.actuated_joints if chain.coupling is None
+                  else chain.coupling.motors)
+        self.actuated = self.dof[[tree.joint_index(name) for name in motors]]
 
     def set_state(self, q, qd):
         self.data.qpos[self.qpos] = q

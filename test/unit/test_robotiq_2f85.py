@@ -88,11 +88,39 @@ def test_its_holding_torques_are_pinocchios_with_the_same_pins(urdf, gripper):
         np.testing.assert_allclose(tau, expected, atol=1e-9)
 
 
-def test_a_mimic_the_loops_leave_free_is_refused_naming_it(urdf):
-    """One motor (the left knuckle), as the gripper has: the right knuckle's mimic of it is a
-    coupling no loop gives, which is not modelled yet: refused with the reason."""
+def test_with_one_motor_its_other_knuckles_mimic_is_kept_as_a_coupling(urdf):
+    """One motor, the left knuckle, as the gripper has: the right knuckle's mimic (×−1), which
+    no loop gives, is kept (noted); the motor's holding torque is Pinocchio's two-knuckle
+    torques by virtual work through the coupling, τ_L − τ_R (1e-9 N·m at 6 poses); MuJoCo's
+    gripper (the pins `connect`s, the coupling a joint equality) stays within 1e-6 rad of
+    the pose for 0.2 s under it."""
+    from robo_dynamics.closed_chain import MotorSpace
+    from robo_dynamics.simulation.mujoco_closed_chain import MujocoClosedChain
     one_motor = {**PARAMETERS, "actuated_joints": [f"{PREFIX}left_knuckle_joint"]}
-    with pytest.raises(URDFError, match=f"joint '{PREFIX}right_knuckle_joint' mimics "
-                                        f"'{PREFIX}left_knuckle_joint', but the loops do not "
-                                        "determine it"):
-        load_closed_chain(urdf, one_motor)
+    gripper = load_closed_chain(urdf, one_motor)
+    assert gripper.coupling.motors == (f"{PREFIX}left_knuckle_joint",)
+    assert any(f"'{PREFIX}right_knuckle_joint' follows" in note and "kept" in note
+               for note in gripper.tree.warnings), gripper.tree.warnings
+    reference = PinocchioLoops(urdf, gripper.tree.joint_names, PARAMETERS["loop_closures"])
+    motors = MotorSpace(gripper)
+    names = gripper.tree.joint_names
+    two = [names.index(f"{PREFIX}left_knuckle_joint"), names.index(f"{PREFIX}right_knuckle_joint")]
+    for left in np.linspace(0.05, 0.75, 6):
+        q = motors.pose([left])
+        assert abs(q[two[1]] + left) < 1e-10                 # the coupling: right = −left
+        tau_left, tau_right = reference.holding_torques(q, two)
+        np.testing.assert_allclose(motors.gravity([left]), [tau_left - tau_right], atol=1e-9)
+    plant = MujocoClosedChain(gripper, time_step=1e-4)
+    q = motors.pose([0.4])
+    plant.set_state(q, np.zeros(len(q)))
+    moved, _ = plant.run(0.2, motors.gravity([0.4]))
+    assert np.abs(moved - q).max() < 1e-6, np.abs(moved - q).max()
+
+
+def test_a_free_mimic_whose_master_is_no_motor_is_refused_naming_it(urdf):
+    """The right knuckle alone a motor: the left finger's mimics follow the left knuckle,
+    which nothing drives: refused with the reason."""
+    right_only = {**PARAMETERS, "actuated_joints": [f"{PREFIX}right_knuckle_joint"]}
+    with pytest.raises(URDFError, match=f"mimics '{PREFIX}left_knuckle_joint', but the loops "
+                                        "do not determine it"):
+        load_closed_chain(urdf, right_only)
