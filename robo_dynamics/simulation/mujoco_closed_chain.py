@@ -68,18 +68,7 @@ class MujocoClosedChain:
                 equality.data[:3] = anchor
                 equality.solref = [-1e8, -2e4]      # stiffness, damping (negative: direct)
                 equality.solimp = SOLIMP
-        coupling = chain.coupling        # a kept mimic: a joint equality to its master
-        if coupling is not None:
-            for row, name in enumerate(chain.actuated_joints):
-                if name in coupling.motors:
-                    continue
-                column = int(np.flatnonzero(coupling.G[row])[0])
-                equality = spec.add_equality(type=mujoco.mjtEq.mjEQ_JOINT,
-                                             objtype=mujoco.mjtObj.mjOBJ_JOINT, name1=name,
-                                             name2=coupling.motors[column])
-                equality.data[:5] = [coupling.offset[row], coupling.G[row, column], 0, 0, 0]
-                equality.solref = [-1e8, -2e4]
-                equality.solimp = SOLIMP
+        _add_couplings(spec, chain)
         self.mj = spec.compile()
         self.data = mujoco.MjData(self.mj)
         joints = [self.mj.joint(name) for name in tree.joint_names]
@@ -124,6 +113,24 @@ class MujocoClosedChain:
         return self.data.qpos[self.qpos].copy(), self.data.qvel[self.dof].copy()
 
 
+def _add_couplings(spec, chain):
+    """Each coupled motor of `chain` (a kept mimic: closed_chain/mimics.py) as a joint
+    equality to the motor it follows, q_j = offset + G q_m, stiff as the loops' equalities."""
+    coupling = chain.coupling
+    if coupling is None:
+        return
+    for row, name in enumerate(chain.actuated_joints):
+        if name in coupling.motors:
+            continue
+        column = int(np.flatnonzero(coupling.G[row])[0])
+        equality = spec.add_equality(type=mujoco.mjtEq.mjEQ_JOINT,
+                                     objtype=mujoco.mjtObj.mjOBJ_JOINT, name1=name,
+                                     name2=coupling.motors[column])
+        equality.data[:5] = [coupling.offset[row], coupling.G[row, column], 0.0, 0.0, 0.0]
+        equality.solref = [-1e8, -2e4]
+        equality.solimp = SOLIMP
+
+
 class MujocoLinkagePlant:
     """MuJoCo's linkage as sim_arm's plant (simulated_arm.SimulatedArm): its state is the
     motors' (q, v) of `model` (closed_chain.motor_model.MotorModel); MuJoCo keeps the whole
@@ -135,7 +142,8 @@ class MujocoLinkagePlant:
         from ..closed_chain.motor_space import MotorSpace
         self.model, self.h = model, float(h)
         self.sim = MujocoClosedChain(model.mechanism, time_step=self.h / substeps)
-        self.motors = list(model.mechanism.actuated)
+        tree = model.mechanism.tree          # the model's motors (coupled ones: its own)
+        self.motors = [tree.joint_index(name) for name in model.joint_names]
         self.passive_joints = model.passive_joints
         self._passive = [model.mechanism.tree.joint_index(name) for name in self.passive_joints]
         q = MotorSpace(model.mechanism).pose(q0)

@@ -62,9 +62,11 @@ def test_launch_starts_the_three_nodes_with_declared_parameters():
 def test_parameter_files_are_valid(path):
     section = yaml.safe_load(path.read_text())[NODE_KEY]["ros__parameters"]
     dof = {"rd_ur5e.yaml": 6, "planar_2link.yaml": 2, "rd_palletizer.yaml": 4,
-           "rd_delta.yaml": 3, "mg400.yaml": 4}.get(path.name, 6)
-    urdf = (realworld.require(realworld.MG400_URDF) if path.name == "mg400.yaml"
-            else path.name.replace(".yaml", ".urdf"))   # the MG400's: its driver's, not ours
+           "rd_delta.yaml": 3, "mg400.yaml": 4, "robotiq_2f85_mimic.yaml": 1}.get(path.name, 6)
+    theirs = {"mg400.yaml": realworld.MG400_URDF,             # their users' URDFs, not ours
+              "robotiq_2f85_mimic.yaml": realworld.ROBOTIQ_2F85_URDF}
+    urdf = (realworld.require(theirs[path.name]) if path.name in theirs
+            else path.name.replace(".yaml", ".urdf"))
     params_check.check_section(section, urdf, dof)
 
 
@@ -74,7 +76,9 @@ def test_parameter_files_are_valid(path):
                                           ("rd_ur5e.urdf", "dynamics.yaml"),
                                           ("rd_palletizer.urdf", "rd_palletizer.yaml"),
                                           ("rd_delta.urdf", "rd_delta.yaml"),
-                                          (realworld.MG400_URDF, "mg400.yaml")],
+                                          (realworld.MG400_URDF, "mg400.yaml"),
+                                          (realworld.ROBOTIQ_2F85_URDF,
+                                           "robotiq_2f85_mimic.yaml")],
                          ids=lambda value: getattr(value, "name", value))
 def test_node_starts_from_each_parameter_file_in_any_namespace(urdf, config, namespace, ros):
     """Every value of each shipped params file reaches dynamics_node, whatever its
