@@ -11,6 +11,7 @@ import pytest
 
 import realworld
 from robo_dynamics.closed_chain import load_closed_chain
+from robo_dynamics.closed_chain.tree_dynamics import tree_rnea
 from robo_dynamics.errors import URDFError
 
 pin = pytest.importorskip("pinocchio")
@@ -124,3 +125,109 @@ def test_a_free_mimic_whose_master_is_no_motor_is_refused_naming_it(urdf):
     with pytest.raises(URDFError, match=f"mimics '{PREFIX}left_knuckle_joint', but the loops "
                                         "do not determine it"):
         load_closed_chain(urdf, right_only)
+
+
+# The real finger (MuJoCo Menagerie's robotiq_2f85, 2f85.xml: its bodies' and joints'
+# positions, published figures) in the finger's plane, (outward, up) [m] from the base:
+# the knuckle's pivot A and the fingertip's pin C on it (the coupler rests at its stop in
+# free motion: one rigid piece with the knuckle), the inner knuckle's pivot B and the
+# fingertip's pivot D on it. Not a parallelogram: |AC| − |BD| = 0.3 mm, AB ∦ CD.
+REAL = {"A": (0.0306011, 0.054904), "B": (0.0132, 0.0609), "C": (0.0682, 0.0984),
+        "D": (0.0502, 0.1049)}
+# kg and centres of mass [m, in the link's frame at its pivot], Menagerie's rounded: the
+# knuckle with its coupler, the inner knuckle (its spring link), the fingertip with its pad
+MASSES = {"knuckle": (0.023, 0.019, 0.021), "inner": (0.022, 0.018, 0.022),
+          "tip": (0.016, -0.009, 0.025)}
+
+
+def real_finger_urdf():
+    """One finger of the real geometry as a URDF tree the way the ROS description draws it
+    (knuckle at A, inner knuckle at B, fingertip pivoting at C on the knuckle; every joint
+    about −y, closing for positive angles), the pin at D left to a loop closure."""
+    (ax, az), (bx, bz), (cx, cz) = REAL["A"], REAL["B"], REAL["C"]
+
+    def link(name, x, z, mass):
+        return (f'<link name="{name}"><inertial><origin xyz="{x} 0 {z}"/><mass value="{mass}"/>'
+                '<inertia ixx="1e-6" ixy="0" ixz="0" iyy="1e-6" iyz="0" izz="1e-6"/>'
+                '</inertial></link>')
+
+    def joint(name, parent, child, x, z):
+        return (f'<joint name="{name}" type="revolute"><parent link="{parent}"/>'
+                f'<child link="{child}"/><origin xyz="{x} 0 {z}"/><axis xyz="0 -1 0"/>'
+                '<limit lower="-1" upper="1.2" effort="10" velocity="2"/></joint>')
+    return "".join([
+        '<robot name="real_finger"><link name="base"/>',
+        *(link(name, x, z, mass) for name, (mass, x, z) in MASSES.items()),
+        joint("knuckle_joint", "base", "knuckle", ax, az),
+        joint("inner_joint", "base", "inner", bx, bz),
+        joint("tip_joint", "knuckle", "tip", cx - ax, cz - az), '</robot>'])
+
+
+REAL_PIN = {"actuated_joints": ["knuckle_joint"], "loop_closures": {
+    "names": ["pin"], "pin": {"type": "point", "link_a": "inner",
+                              "xyz_a": [REAL["D"][0] - REAL["B"][0], 0.0,
+                                        REAL["D"][1] - REAL["B"][1]],
+                              "link_b": "tip", "xyz_b": [REAL["D"][0] - REAL["C"][0], 0.0,
+                                                         REAL["D"][1] - REAL["C"][1]]}}}
+
+
+def turned(point, pivot, angle):
+    """`point` turned by `angle` [rad] about −y through `pivot` (x out, z up: closing)."""
+    x, z = point[0] - pivot[0], point[1] - pivot[1]
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([pivot[0] + c * x - s * z, pivot[1] + s * x + c * z])
+
+
+def four_bar_tilt(theta):
+    """The fingertip's tilt [rad] at knuckle angle θ, the four-bar's closed form: C turned
+    about A; D where the circle about B of radius |BD| meets the one about C(θ) of radius
+    |CD| (the intersection nearer the drawn D); the tilt, CD's turn."""
+    A, B, C, D = (np.array(REAL[k]) for k in "ABCD")
+    C_t = turned(C, A, theta)
+    r0, r1 = np.linalg.norm(D - B), np.linalg.norm(D - C)
+    d = np.linalg.norm(C_t - B)
+    along = (r0 ** 2 - r1 ** 2 + d ** 2) / (2 * d)
+    across = np.sqrt(r0 ** 2 - along ** 2)
+    unit = (C_t - B) / d
+    normal = np.array([-unit[1], unit[0]])
+    D_t = min((B + along * unit + sign * across * normal for sign in (1.0, -1.0)),
+              key=lambda p: np.linalg.norm(p - turned(D, A, theta)))
+    before, after = D - C, D_t - C_t
+    return np.arctan2(before[0] * after[1] - before[1] * after[0], before @ after)
+
+
+def test_on_the_real_fingers_geometry_the_mimic_model_is_off_by_what_the_loop_shows():
+    """Menagerie's finger with the pin where it is: the loop's closed poses tilt the
+    fingertip as the four-bar's closed form does (1e-9 rad); the mimic model (inner knuckle
+    = knuckle, fingertip = −knuckle) keeps it parallel, so at full close (0.8 rad) it is off
+    by the tilt (more than 1°) and leaves the pin open (more than 0.5 mm); its holding torque
+    (Gᵀ of the tree's gravity at its pose) differs from the loop's, which is Pinocchio's
+    with the same pin (1e-9). The figures are printed for the docs."""
+    urdf = real_finger_urdf()
+    finger = load_closed_chain(urdf, REAL_PIN)
+    names = finger.tree.joint_names
+    k, i, t = (names.index(n) for n in ("knuckle_joint", "inner_joint", "tip_joint"))
+    reference = PinocchioLoops(urdf, names, REAL_PIN["loop_closures"])
+    zero = np.zeros(3)
+    for theta in (0.2, 0.5, 0.8):
+        q = finger.reference.copy()
+        q[k] = theta
+        q = finger.close(q, start=finger.reference)
+        tilt = q[k] + q[t]                    # the fingertip's turn from where it was drawn
+        assert abs(tilt - four_bar_tilt(theta)) < 1e-9, (theta, tilt, four_bar_tilt(theta))
+        tau, _ = finger.inverse_dynamics(q, zero, zero)
+        np.testing.assert_allclose(tau, reference.holding_torques(q, [k]), atol=1e-9)
+        mimic = np.zeros(3)
+        mimic[[k, i, t]] = [theta, theta, -theta]
+        G = np.zeros(3)
+        G[[k, i, t]] = [1.0, 1.0, -1.0]
+        tau_mimic = G @ tree_rnea(finger.tree, mimic, zero, zero)
+        gap = np.linalg.norm(turned(REAL["D"], REAL["B"], theta)
+                             - (turned(REAL["C"], REAL["A"], theta)
+                                + np.subtract(REAL["D"], REAL["C"])))
+        print(f"\nθ {theta}: tilt {np.degrees(tilt):.2f}°, pin gap {1e3 * gap:.2f} mm, "
+              f"torque loop {tau[0]:.5f} mimic {tau_mimic:.5f} N·m "
+              f"({100 * (tau_mimic / tau[0] - 1):+.1f} %)")
+        if theta == 0.8:
+            assert abs(np.degrees(tilt)) > 1.0 and gap > 5e-4, (tilt, gap)
+            assert abs(tau_mimic - tau[0]) > 0.01 * abs(tau[0])
