@@ -58,13 +58,11 @@ def load_closed_chain(source, parameters=None, closures=(), actuated_joints=None
 
     def build(actuated, tree=tree):
         return ClosedChain(tree, every, actuated, reference, springs)
-    build.tree = tree
-    chain, notes = with_mimics(build, actuated_joints, mimics)   # or URDFError
-    coupling = chain.coupling
-    chain = build(chain.actuated_joints, dataclasses.replace(tree, warnings=tree.warnings
-                                                             + notes))
-    chain.coupling = coupling
-    return chain
+    chain, notes = with_mimics(tree, build, actuated_joints, mimics)   # or URDFError
+    noted = build(chain.actuated_joints, dataclasses.replace(     # the notes among the
+        tree, warnings=tree.warnings + notes))                   # model's warnings
+    noted.coupling = chain.coupling
+    return noted
 
 
 __all__ = ["ClosedChain", "Closure", "KinematicTree", "MotorSpace", "closure",

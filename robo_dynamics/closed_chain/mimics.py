@@ -16,20 +16,28 @@ import numpy as np
 
 from ..errors import URDFError
 
+FREE = 1e-9        # a joint's motion per unit of the free motions: above this it is free
+ROUNDING = 1e-12   # rad/rad: a rate difference below this is reported as 0
+
 Coupling = collections.namedtuple("Coupling", ["motors", "G", "offset"])
 Coupling.__doc__ = """Coupled motors: the mechanism's actuated joints θ (k,) = G θ_m + offset
 for the motors' positions θ_m (names `motors`, k_m,); G (k, k_m)."""
 
 
-def with_mimics(build, actuated, mimics):
-    """(chain, notes): build(actuated) → ClosedChain (build.tree: its tree), its actuated
-    joints extended by each
-    mimic joint the loops leave free whose master is a motor (in the URDF's order, until
-    none is free), its `coupling` set; the notes of superseded_mimics. URDFError for a free
-    mimic whose master is not a motor."""
+def motor_names(chain):
+    """The names of `chain`'s motors: its actuated joints, or the motors that drive them
+    through a coupling."""
+    return chain.actuated_joints if chain.coupling is None else chain.coupling.motors
+
+
+def with_mimics(tree, build, actuated, mimics):
+    """(chain, notes): build(actuated) → ClosedChain of `tree`, its actuated joints extended
+    by each mimic joint the loops leave free whose master is a motor (in the URDF's order,
+    until none is free), its `coupling` set; the notes of superseded_mimics. URDFError for
+    a free mimic whose master is not a motor."""
     actuated, kept = list(actuated), {}
     for joint, (master, _, _) in mimics.items():
-        if master not in build.tree.joint_names:
+        if master not in tree.joint_names:
             raise URDFError(f"joint '{joint}': <mimic joint=\"{master}\">: no such movable "
                             "joint in the mechanism")
     while True:
@@ -80,9 +88,6 @@ def _free_joints(chain):
     free = Vt[rank:]
     return {name for j, name in enumerate(tree.joint_names)
             if len(free) and np.abs(free[:, j]).max() > FREE}
-
-FREE = 1e-9        # a joint's motion per unit of the free motions: above this it is free
-ROUNDING = 1e-12   # rad/rad: a rate difference below this is reported as 0
 
 
 def superseded_mimics(chain, mimics, kept=()):

@@ -34,10 +34,10 @@ SINGULAR = 1e-16       # det² / h below this: Φ_u too near singular for the ad
 
 def motor_closure(compiled, rows, u, v, at=None):
     """The function closure(q) → (Φ, Φ_u⁻¹ Φ, Φ_u⁻¹ row by row, B_u row by row, det, h) as
-    lists of floats (None where a pivot is 0), q a list of n floats, for the CompiledClosedChain `compiled`'s rows
-    `rows`, dependent coordinates u and independent v (in the order of B_u's columns); `at`
-    (n,): a pose near those it will be used at (the pivots' order beyond ADJUGATE; default
-    q = 0). None where the module docstring says."""
+    lists of floats (None where a pivot is 0), q a list of n floats, for the
+    CompiledClosedChain `compiled`'s rows `rows`, dependent coordinates u and independent v
+    (in the order of B_u's columns); `at` (n,): a pose near those it will be used at (the
+    pivots' order beyond ADJUGATE; default q = 0). None where the module docstring says."""
     r = len(u)
     if not 0 < r <= MAX_DEPENDENT or any(k in compiled.weld_rows for k in rows):
         return None
@@ -101,14 +101,7 @@ def _gauss_jordan(e, A, order):
     taken in `order` as the pivots of columns 0, 1, … (no exchange at run time)."""
     r = len(A)
     rows = [list(A[k]) + [1.0 if j == k else 0.0 for j in range(r)] for k in order]
-    sign = 1.0
-    permutation = list(order)
-    for j in range(r):                       # det of the permutation, by its cycles
-        while permutation[j] != j:
-            k = permutation[j]
-            permutation[j], permutation[k] = permutation[k], permutation[j]
-            sign = -sign
-    det = sign
+    det = float(round(np.linalg.det(np.eye(r)[order])))     # the row order's sign, ±1
     for j in range(r):
         pivot = rows[j][j]
         det = e.mul(det, pivot)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..model.joint_limits import JointLimits
+from .mimics import motor_names
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -66,7 +67,7 @@ def motor_model(chain, tip_link, urdf_xml=""):
     if tip_link not in tree.link_frames:
         raise ArgumentError(f"tip_link '{tip_link}' is not a link of the mechanism "
                             f"{sorted(tree.link_frames)}")
-    motors = chain.actuated_joints if chain.coupling is None else chain.coupling.motors
+    motors = motor_names(chain)
     rows = [tree.joint_index(name) for name in motors]
     passive = tuple(name for i, name in enumerate(tree.joint_names) if i not in rows)
     drawn = [i for i, link in enumerate(tree.body_links) if link is not None]   # not the

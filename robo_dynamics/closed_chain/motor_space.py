@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import ArgumentError, UnclosedState
 from .mechanism import CORRECTION, NEWTON_TOLERANCE
+from .mimics import motor_names
 from .motor_closure import SINGULAR, motor_closure
 
 CONTINUITY = 1e-8       # det² / Hadamard's bound of Φ_u below this: a stream's next state
@@ -47,7 +48,7 @@ class MotorSpace:
         self.chain, self.tree = chain, chain.tree
         # coupled motors (mimics.py): the actuated joints θ = G θ_r + offset of fewer motors
         coupling = chain.coupling
-        self.joint_names = chain.actuated_joints if coupling is None else coupling.motors
+        self.joint_names = motor_names(chain)
         self._k = len(chain.actuated)               # the chain's actuated joints
         self.dof = len(self.joint_names)            # the motors
         self._G = None if coupling is None else coupling.G

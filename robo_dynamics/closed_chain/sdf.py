@@ -3,11 +3,12 @@
 Read: <model> with <link> (pose, <inertial>), <joint> of type revolute, continuous,
 prismatic, ball or fixed (parent, child, pose, <axis> with xyz, limit, dynamics: damping,
 spring_stiffness and spring_reference act, closed_chain/springs.py; a friction is not
-modelled: refused), <frame>; every <pose> with `relative_to` (SDFormat 1.7+: a link's default is the
-model frame, a joint's its child link, a frame's the frame it is attached to), in radians
-or degrees, Euler or quaternion. A joint to `world` fixes the mechanism there; without one the first
-link is the base. What else a model may hold that changes the dynamics (a gearbox,
-revolute2, screw or universal joint, a nested model) is refused by name.
+modelled: refused), <frame>; every <pose> with `relative_to` (SDFormat 1.7+: a link's
+default is the model frame, a joint's its child link, a frame's the frame it is attached
+to), in radians or degrees, Euler or quaternion. A joint to `world` fixes the mechanism
+there; without one the first link is the base. What else a model may hold that changes
+the dynamics (a gearbox, revolute2, screw or universal joint, a nested model) is refused by
+name.
 
 The joint graph has loops. The spanning tree grows from the base through revolute,
 prismatic and fixed joints first; the joints left over (and those named in `cut_joints`)

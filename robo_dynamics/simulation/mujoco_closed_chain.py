@@ -12,6 +12,7 @@ import numpy as np
 
 import mujoco
 
+from ..closed_chain.mimics import motor_names
 from ..closed_chain.tree import BASE
 
 SOLREF = (0.0, 1.0)                                # direct stiffness: set in __init__ from h
@@ -74,9 +75,7 @@ class MujocoClosedChain:
         joints = [self.mj.joint(name) for name in tree.joint_names]
         self.qpos = np.array([j.qposadr[0] for j in joints])
         self.dof = np.array([j.dofadr[0] for j in joints])
-        motors = (chain.actuated_joints if chain.coupling is None
-                  else chain.coupling.motors)
-        self.actuated = self.dof[[tree.joint_index(name) for name in motors]]
+        self.actuated = self.dof[[tree.joint_index(name) for name in motor_names(chain)]]
 
     def set_state(self, q, qd):
         self.data.qpos[self.qpos] = q

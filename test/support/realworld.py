@@ -1,7 +1,7 @@
 """Robot descriptions as their users have them, beside this repository in
 ../shared/realworld (each with its licence and source; never copied into the package): the
-MG400's driver URDF and the Robotiq 2F-85's ROS 2 description. Where that folder is absent (a machine without the developers'
-shared files) the tests that read it skip, saying so."""
+MG400's driver URDF and the Robotiq 2F-85's ROS 2 description. Where that folder is absent
+(a machine without the developers' shared files) the tests that read it skip, saying so."""
 
 import pytest
 

@@ -10,10 +10,11 @@ the paper's u in eq. 27, written w here since u names the dependent coordinates 
     ∂G/∂Y  = [[∂τ_ID/∂q̇, ∂τ_ID/∂q + ∂(Φ_qᵀλ)/∂q], [I, 0]],   ∂G/∂Y′ = [[M, 0], [0, −I]]
 
 with τ_ID(q, q̇, q̈) = M q̈ + h the tree's inverse dynamics at (q, w, ẇ) (and τ_s = −K (q −
-q_ref) − D w the joint springs' and dampers', closed_chain/springs.py, adding K and D). Its derivatives come
-from the recursions of tree_dynamics.py differentiated in the base frame: joint j's motion
-turns its whole subtree about its screw axis S_j, so for a body k below j (spatial cross
-products [a×], dual [a×*], Featherstone, Rigid Body Dynamics Algorithms, §2.9)
+q_ref) − D w the joint springs' and dampers', closed_chain/springs.py, adding K and D). Its
+derivatives come from the recursions of tree_dynamics.py differentiated in the base
+frame: joint j's motion turns its whole subtree about its screw axis S_j, so for a body k
+below j (spatial cross products [a×], dual [a×*], Featherstone, Rigid Body Dynamics
+Algorithms, §2.9)
 
     ∂S_k/∂q_j = S_j × S_k,    ∂G_k/∂q_j = S_j ×* G_k − G_k S_j ×,
     ∂V_k/∂q_j = S_j × (V_k − V_j),
